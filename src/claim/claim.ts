@@ -1,0 +1,172 @@
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import * as z from "zod/mini";
+import { appendEvent } from "../journal/journal.js";
+import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
+import { isErrno, writeJsonAtomic } from "../util/fs.js";
+import { iso } from "../util/time.js";
+
+export const holderSchema = z.object({
+  pid: z.number().check(z.int(), z.positive()),
+  start_time: z.string(),
+  machine_id: z.string(),
+  hostname: z.string(),
+  claimed_at: z.string(),
+  session: z.optional(z.string()),
+});
+export type Holder = z.infer<typeof holderSchema>;
+
+/** What is in `claim/`: nothing, a valid holder, or something that cannot be read. */
+export type ClaimState =
+  | { held: false }
+  | { held: true; holder: Holder; liveness: Liveness }
+  | { held: true; holder: null; liveness: "dead"; problem: string };
+
+const CLAIM = "claim";
+const BREAK_LOCK = "claim.break.lock";
+const BREAK_LOCK_STALE_MS = 30_000;
+
+export function readClaim(stateDir: string): ClaimState {
+  const dir = join(stateDir, CLAIM);
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "holder.json"), "utf8");
+  } catch (err) {
+    if (!isErrno(err, "ENOENT"))
+      return { held: true, holder: null, liveness: "dead", problem: (err as Error).message };
+    try {
+      statSync(dir);
+    } catch {
+      return { held: false };
+    }
+    return { held: true, holder: null, liveness: "dead", problem: "claim/holder.json is missing" };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return {
+      held: true,
+      holder: null,
+      liveness: "dead",
+      problem: "claim/holder.json is not valid JSON",
+    };
+  }
+  const parsed = holderSchema.safeParse(raw);
+  if (!parsed.success) {
+    const field = parsed.error.issues[0]?.path.join(".") || "(top level)";
+    return {
+      held: true,
+      holder: null,
+      liveness: "dead",
+      problem: `claim/holder.json: field ${field} is invalid`,
+    };
+  }
+  return { held: true, holder: parsed.data, liveness: livenessOf(parsed.data) };
+}
+
+export function sameProcess(
+  a: { pid: number; start_time: string; machine_id: string },
+  b: typeof a,
+): boolean {
+  return a.pid === b.pid && a.start_time === b.start_time && a.machine_id === b.machine_id;
+}
+
+export type AcquireResult =
+  | { ok: true; holder: Holder; broke?: ClaimState }
+  | { ok: false; state: ClaimState };
+
+/**
+ * Takes the claim for `id`. The claim appears whole: holder.json is written in a private
+ * directory that is then renamed to `claim/` (atomic; exactly one caller wins).
+ */
+export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now()): AcquireResult {
+  const holder: Holder = { ...id, hostname: hostname(), claimed_at: iso(now) };
+  const tmp = join(stateDir, `.claim.${id.pid}.${process.pid}.${now}.tmp`);
+  mkdirSync(tmp, { mode: 0o700 });
+  writeJsonAtomic(join(tmp, "holder.json"), holder);
+  try {
+    mkdirSync(join(stateDir, CLAIM), { mode: 0o700 });
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (isErrno(err, "EEXIST")) return { ok: false, state: readClaim(stateDir) };
+    throw err;
+  }
+  // We own the empty claim directory: replace it with the complete one.
+  renameSync(tmp, join(stateDir, CLAIM));
+  appendEvent(
+    stateDir,
+    { type: "claimed", pid: id.pid, start_time: id.start_time, hostname: holder.hostname },
+    now,
+  );
+  return { ok: true, holder };
+}
+
+/**
+ * Removes a claim whose holder is dead, pid-reused or unreadable, under a short lock so two
+ * breakers never remove a claim that a third process has just taken. Never a foreign or live one.
+ * Returns the state that was broken, or null when the claim changed meanwhile.
+ */
+export function breakStaleClaim(
+  stateDir: string,
+  seen: ClaimState,
+  reason: string,
+  now = Date.now(),
+): ClaimState | null {
+  if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
+  const lock = join(stateDir, BREAK_LOCK);
+  try {
+    mkdirSync(lock, { mode: 0o700 });
+  } catch (err) {
+    if (!isErrno(err, "EEXIST")) throw err;
+    try {
+      if (now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return null;
+      rmSync(lock, { recursive: true, force: true });
+      mkdirSync(lock, { mode: 0o700 });
+    } catch {
+      return null;
+    }
+  }
+  try {
+    const current = readClaim(stateDir);
+    if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
+      return null;
+    if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
+    removeClaimDir(stateDir);
+    appendEvent(
+      stateDir,
+      {
+        type: "claim_broken",
+        reason,
+        holder_state:
+          current.liveness === "dead" && current.holder === null ? "unreadable" : current.liveness,
+        ...(current.holder
+          ? { pid: current.holder.pid, start_time: current.holder.start_time }
+          : {}),
+        ...("problem" in current ? { problem: current.problem } : {}),
+      },
+      now,
+    );
+    return current;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Removes `claim/` in one step (rename aside, then delete), so no reader sees it half gone. */
+export function removeClaimDir(stateDir: string): void {
+  const aside = join(stateDir, `.claim.removed.${process.pid}.${Date.now()}`);
+  try {
+    renameSync(join(stateDir, CLAIM), aside);
+  } catch (err) {
+    if (isErrno(err, "ENOENT")) return;
+    throw err;
+  }
+  rmSync(aside, { recursive: true, force: true });
+}
+
+/** Age of a claim in ms, for messages. */
+export function claimAge(holder: Holder, now = Date.now()): number {
+  return now - Date.parse(holder.claimed_at);
+}

@@ -1,0 +1,80 @@
+import { EXIT, SheepdogError } from "./errors.js";
+
+/** A command module: runs with its own argv and resolves to an exit code. */
+export interface CommandModule {
+  run(argv: string[]): Promise<number>;
+}
+
+// Each command is its own chunk: `statusline` never loads what `tick` needs.
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  init: () => import("./commands/init.js"),
+  check: () => import("./commands/check.js"),
+  claim: () => import("./commands/claim.js"),
+  save: () => import("./commands/save.js"),
+  journal: () => import("./commands/journal.js"),
+};
+
+const HELP = `sheepdog — keeps unattended AI coding loops alive
+
+  sheepdog init DIR [--name N] [--launcher command|tmux|herdr]
+  sheepdog check
+  sheepdog tick  [--all] [--dry-run] [--json]
+  sheepdog status [--all] [--json]
+  sheepdog claim acquire|release|show [--pid N] [--break-stale] [--force --note T] [--json]
+  sheepdog save [--pid N] [--transcript PATH] [--progress TEXT]
+  sheepdog hand-over --note TEXT [--pid N] [--transcript PATH] [--progress TEXT]
+  sheepdog finish --note TEXT [--pid N]  |  sheepdog reopen
+  sheepdog statusline
+  sheepdog usage [--seat DIR] [--json]
+  sheepdog merge-lock acquire|release|show [--pid N] [--item ID] [--stale] [--json]
+  sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume
+  sheepdog page --test
+  sheepdog install launchd|systemd [--all] [--interval 5m] [--dry-run]
+  sheepdog uninstall launchd|systemd [--all]
+  sheepdog doctor [--json]
+  sheepdog journal [--since 1h] [--json]
+  sheepdog demo
+
+Every command that concerns a program takes --program NAME|PATH.
+Exit codes: 0 done, 1 failed, 2 bad usage/config/input, 3 refused.`;
+
+export function register(name: string, load: () => Promise<CommandModule>): void {
+  COMMANDS[name] = load;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(`${HELP}\n`);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "--version" || name === "-V") {
+    process.stdout.write("sheepdog 0.1.0\n");
+    return EXIT.ok;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(
+      `sheepdog: unknown command ${JSON.stringify(name)} (see sheepdog --help)\n`,
+    );
+    return EXIT.usage;
+  }
+  process.title = `sheepdog ${name}`;
+  const command = await load();
+  return command.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof SheepdogError) {
+      process.stderr.write(`sheepdog: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+    } else {
+      process.stderr.write(`sheepdog: ${(err as Error)?.stack ?? String(err)}\n`);
+      process.exitCode = EXIT.failed;
+    }
+  },
+);

@@ -1,0 +1,143 @@
+import {
+  breakStaleClaim,
+  claimAge,
+  readClaim,
+  removeClaimDir,
+  sameProcess,
+  tryAcquire,
+} from "../claim/claim.js";
+import { openProgram } from "../config/context.js";
+import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { appendEvent } from "../journal/journal.js";
+import { findManager } from "../process/manager.js";
+import { parseCommandArgs, pidOption } from "../util/args.js";
+import { formatDuration } from "../util/duration.js";
+
+function describeHolder(state: ReturnType<typeof readClaim>): string {
+  if (!state.held) return "not held";
+  if (!state.holder) return `held, but ${state.problem} (counts as dead)`;
+  const h = state.holder;
+  const age = formatDuration(claimAge(h));
+  const what = {
+    alive: "alive",
+    dead: "dead",
+    reused: "dead: its pid now belongs to another process",
+    foreign: "on another machine: not judged here",
+  }[state.liveness];
+  return `held by pid ${h.pid} on ${h.hostname}, claimed ${age} ago (${what})`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("claim", argv, {
+    program: { type: "string" },
+    pid: { type: "string" },
+    "break-stale": { type: "boolean" },
+    force: { type: "boolean" },
+    note: { type: "string" },
+    json: { type: "boolean" },
+  });
+  const [action, ...extra] = positionals;
+  if (!action || !["acquire", "release", "show"].includes(action) || extra.length > 0) {
+    throw new UsageError("sheepdog claim: expected acquire, release or show");
+  }
+  const pid = pidOption(values.pid);
+
+  if (action === "show") {
+    const program = openProgram(values.program);
+    const state = readClaim(program.stateDir);
+    if (values.json) {
+      const out = state.held
+        ? {
+            held: true,
+            holder: state.holder,
+            alive: state.liveness === "foreign" ? null : state.liveness === "alive",
+            foreign: state.liveness === "foreign",
+            ...(state.liveness !== "foreign" && state.liveness !== "alive"
+              ? { why: state.holder ? state.liveness : "unreadable" }
+              : {}),
+          }
+        : { held: false, holder: null, alive: null, foreign: false };
+      process.stdout.write(`${JSON.stringify(out)}\n`);
+    } else {
+      process.stdout.write(`${program.name}: ${describeHolder(state)}\n`);
+    }
+    return EXIT.ok;
+  }
+
+  if (action === "acquire") {
+    const program = openProgram(values.program, { create: true });
+    const me = findManager(pid);
+    let result = tryAcquire(program.stateDir, me);
+    if (!result.ok && values["break-stale"]) {
+      const seen = result.state;
+      if (seen.held && seen.liveness !== "alive" && seen.liveness !== "foreign") {
+        const why = seen.holder
+          ? `holder pid ${seen.holder.pid} is ${seen.liveness}`
+          : `holder unreadable: ${seen.problem}`;
+        if (breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`)) {
+          result = tryAcquire(program.stateDir, me);
+        } else {
+          result = { ok: false, state: readClaim(program.stateDir) };
+        }
+      }
+    }
+    if (!result.ok) {
+      const state = result.state;
+      if (state.held && state.holder && sameProcess(state.holder, me)) {
+        // Already ours: acquiring twice is not an error.
+        if (values.json)
+          process.stdout.write(
+            `${JSON.stringify({ acquired: true, holder: state.holder, already: true })}\n`,
+          );
+        else
+          process.stdout.write(`${program.name}: already held by this manager (pid ${me.pid})\n`);
+        return EXIT.ok;
+      }
+      let hint = "";
+      if (state.held && state.liveness !== "alive" && state.liveness !== "foreign") {
+        hint = "; to take it: sheepdog claim acquire --break-stale";
+      } else if (state.held && state.liveness === "foreign") {
+        hint = "; a claim from another machine is never broken here";
+      }
+      throw new RefusedError(`${program.name}: claim ${describeHolder(state)}${hint}`);
+    }
+    if (values.json)
+      process.stdout.write(`${JSON.stringify({ acquired: true, holder: result.holder })}\n`);
+    else process.stdout.write(`${program.name}: claimed by pid ${me.pid}\n`);
+    return EXIT.ok;
+  }
+
+  // release
+  const program = openProgram(values.program);
+  const state = readClaim(program.stateDir);
+  if (values.force) {
+    if (!values.note?.trim())
+      throw new UsageError("claim release --force needs --note TEXT saying why");
+    if (!state.held) {
+      process.stdout.write(`${program.name}: not held\n`);
+      return EXIT.ok;
+    }
+    removeClaimDir(program.stateDir);
+    appendEvent(program.stateDir, {
+      type: "released",
+      forced: true,
+      note: values.note,
+      ...(state.holder ? { pid: state.holder.pid, start_time: state.holder.start_time } : {}),
+    });
+    process.stdout.write(`${program.name}: claim removed by force (${describeHolder(state)})\n`);
+    return EXIT.ok;
+  }
+  if (values.note !== undefined) throw new UsageError("--note goes with --force");
+  if (!state.held)
+    throw new RefusedError(`${program.name}: the claim is not held; nothing to release`);
+  const me = findManager(pid);
+  if (!state.holder || !sameProcess(state.holder, me)) {
+    throw new RefusedError(
+      `${program.name}: pid ${me.pid} is not the holder (${describeHolder(state)}); a person may use --force --note TEXT`,
+    );
+  }
+  removeClaimDir(program.stateDir);
+  appendEvent(program.stateDir, { type: "released", pid: me.pid, start_time: me.start_time });
+  process.stdout.write(`${program.name}: released by pid ${me.pid}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,80 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { CONFIG_FILE, parseConfig } from "../config/load.js";
+import {
+  DEFAULT_PROMPT,
+  DEFAULTS,
+  LAUNCHERS,
+  type LauncherKind,
+  NAME_PATTERN,
+} from "../config/schema.js";
+import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { parseCommandArgs } from "../util/args.js";
+import { expandHome } from "../util/fs.js";
+
+export const PROMPT_FILE = "MANAGER-PROMPT.md";
+
+/** The program.json `init` writes: every defaulted setting spelled out, optional sections left out. */
+export function initialConfig(name: string, launcher: LauncherKind): Record<string, unknown> {
+  const manager: Record<string, unknown> = { launcher, prompt: DEFAULT_PROMPT, env: {} };
+  if (launcher === "command") manager.command = ["claude", "{prompt}"];
+  if (launcher === "tmux") manager.tmux = { session: name, command: ["claude", "{prompt}"] };
+  if (launcher === "herdr")
+    manager.herdr = { workspace: name, agent: "manager", kind: "claude", args: [] };
+  return {
+    name,
+    manager,
+    watchdog: { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
+    hand_over_tokens: DEFAULTS.hand_over_tokens,
+    usage: { ...DEFAULTS.usage },
+  };
+}
+
+const PROMPT_PLACEHOLDER = (name: string) => `# Manager prompt for ${name}
+
+You are the manager of the program "${name}". Replace this file with your real prompt.
+
+sheepdog starts you with a one-line prompt naming this file and why you were started.
+What sheepdog expects of you:
+
+- At start: \`sheepdog claim acquire\` (exit 3 means another manager holds the program: stop).
+- After every change of state: \`sheepdog save\`. It answers with JSON; when \`hand_over\` is true,
+  finish the step you are on, write down where things stand, and run
+  \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
+- When the backlog is done: \`sheepdog finish --note "what was done"\`.
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("init", argv, {
+    name: { type: "string" },
+    launcher: { type: "string" },
+  });
+  if (positionals.length !== 1) throw new UsageError("sheepdog init: expected exactly one DIR");
+  const root = resolve(expandHome(positionals[0] as string));
+  const name = values.name ?? basename(root).toLowerCase();
+  if (!NAME_PATTERN.test(name)) {
+    throw new UsageError(
+      `sheepdog init: name ${JSON.stringify(name)} does not match [a-z0-9][a-z0-9-]{0,62}; pass --name`,
+    );
+  }
+  const launcher = (values.launcher ?? "command") as LauncherKind;
+  if (!LAUNCHERS.includes(launcher)) {
+    throw new UsageError(
+      `--launcher: expected one of ${LAUNCHERS.join(", ")}, got ${JSON.stringify(values.launcher)}`,
+    );
+  }
+  const configPath = join(root, CONFIG_FILE);
+  const promptPath = join(root, PROMPT_FILE);
+  for (const path of [configPath, promptPath]) {
+    if (existsSync(path)) throw new RefusedError(`${path} already exists; not overwriting it`);
+  }
+  const text = `${JSON.stringify(initialConfig(name, launcher), null, 2)}\n`;
+  parseConfig(text, configPath); // what init writes must pass check
+  mkdirSync(root, { recursive: true });
+  writeFileSync(configPath, text, { flag: "wx", mode: 0o644 });
+  writeFileSync(promptPath, PROMPT_PLACEHOLDER(name), { flag: "wx", mode: 0o644 });
+  process.stdout.write(
+    `created ${configPath}\ncreated ${promptPath}\nnext: edit both, then run: sheepdog check --program ${root}\n`,
+  );
+  return EXIT.ok;
+}

@@ -1,0 +1,29 @@
+import { openProgram } from "../config/context.js";
+import { EXIT } from "../errors.js";
+import { performSave } from "../heartbeat/save.js";
+import { findManager } from "../process/manager.js";
+import { parseCommandArgs, pidOption } from "../util/args.js";
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    "save",
+    argv,
+    {
+      program: { type: "string" },
+      pid: { type: "string" },
+      transcript: { type: "string" },
+      progress: { type: "string" },
+      json: { type: "boolean" }, // always JSON; accepted for symmetry
+    },
+    false,
+  );
+  const program = openProgram(values.program, { create: true });
+  const manager = findManager(pidOption(values.pid));
+  const result = await performSave(program, {
+    manager,
+    ...(values.transcript !== undefined ? { transcript: values.transcript } : {}),
+    ...(values.progress !== undefined ? { progress: values.progress } : {}),
+  });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  return EXIT.ok;
+}

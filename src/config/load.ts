@@ -1,0 +1,109 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { UsageError } from "../errors.js";
+import { parseDuration } from "../util/duration.js";
+import { expandHome, isErrno } from "../util/fs.js";
+import { jsonErrorLocation } from "../util/json-location.js";
+import { describeIssue } from "./issues.js";
+import { type ProgramConfig, programSchema } from "./schema.js";
+
+export const CONFIG_FILE = "program.json";
+
+/** Every duration as milliseconds: what the watchdog's rules read. */
+export interface Policy {
+  interval: number;
+  staleAfter: number;
+  claimGrace: number;
+  mergeMax: number;
+  crashLoopStarts: number;
+  crashLoopWithin: number;
+  noProgressHandOvers: number;
+  handOverTokens: number;
+  pauseAtPercent: number;
+  pauseFallback: number;
+  pageCooldown: number;
+  remindEvery: number;
+  reminders: number;
+  /** A tick that runs longer than this is considered hung; its lock may be broken. */
+  tickDeadline: number;
+}
+
+export interface Program {
+  name: string;
+  root: string;
+  configPath: string;
+  config: ProgramConfig;
+  policy: Policy;
+}
+
+export const TICK_DEADLINE_MS = 4 * 60_000;
+
+/** Reads and validates `<root>/program.json`; throws UsageError (exit 2) naming what is wrong. */
+export function loadProgram(root: string): Program {
+  const configPath = join(root, CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(configPath, "utf8");
+  } catch (err) {
+    if (isErrno(err, "ENOENT"))
+      throw new UsageError(`${configPath}: not found (run: sheepdog init ${root})`);
+    throw new UsageError(`${configPath}: cannot read: ${(err as Error).message}`);
+  }
+  const config = parseConfig(text, configPath);
+  return { name: config.name, root, configPath, config, policy: policyOf(config) };
+}
+
+/** Parses program.json text; every error names the file, the JSON path and what was expected. */
+export function parseConfig(text: string, file: string): ProgramConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    const { line, column } = jsonErrorLocation(text);
+    const detail = (err as Error).message
+      .replace(/ in JSON at position \d+.*$/, "")
+      .replace(/,\s*(?:\.\.\.)?".*$/s, "");
+    throw new UsageError(`${file}: invalid JSON at line ${line}, column ${column}: ${detail}`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new UsageError(`${file}: expected a JSON object at the top level`);
+  }
+  const result = programSchema.safeParse(raw);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => describeIssue(issue, raw));
+    throw new UsageError(lines.map((l) => `${file}: ${l}`).join("\n"));
+  }
+  return expandPaths(result.data);
+}
+
+function expandPaths(config: ProgramConfig): ProgramConfig {
+  const c = structuredClone(config);
+  if (c.usage.seat) c.usage.seat = expandHome(c.usage.seat);
+  if (c.manager.env.CLAUDE_CONFIG_DIR)
+    c.manager.env.CLAUDE_CONFIG_DIR = expandHome(c.manager.env.CLAUDE_CONFIG_DIR);
+  if (c.merge_lock) c.merge_lock.repo = expandHome(c.merge_lock.repo);
+  if (c.ledger) c.ledger.repo = expandHome(c.ledger.repo);
+  if (c.page?.ntfy?.token_file) c.page.ntfy.token_file = expandHome(c.page.ntfy.token_file);
+  return c;
+}
+
+export function policyOf(config: ProgramConfig): Policy {
+  const w = config.watchdog;
+  const page = config.page;
+  return {
+    interval: parseDuration(w.interval),
+    staleAfter: parseDuration(w.stale_after),
+    claimGrace: parseDuration(w.claim_grace),
+    mergeMax: parseDuration(w.merge_max),
+    crashLoopStarts: w.crash_loop.starts,
+    crashLoopWithin: parseDuration(w.crash_loop.within),
+    noProgressHandOvers: w.no_progress_hand_overs,
+    handOverTokens: config.hand_over_tokens,
+    pauseAtPercent: config.usage.pause_at_percent,
+    pauseFallback: parseDuration(config.usage.pause_fallback),
+    pageCooldown: parseDuration(page?.cooldown ?? "6h"),
+    remindEvery: parseDuration(page?.remind_every ?? "4h"),
+    reminders: page?.reminders ?? 2,
+    tickDeadline: TICK_DEADLINE_MS,
+  };
+}

@@ -1,0 +1,176 @@
+import * as z from "zod/mini";
+import { DURATION_EXPECTED, isDuration } from "../util/duration.js";
+
+export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const LAUNCHERS = ["command", "tmux", "herdr"] as const;
+export type LauncherKind = (typeof LAUNCHERS)[number];
+
+export const DEFAULT_PROMPT =
+  "Read {root}/MANAGER-PROMPT.md and follow it. You were started by sheepdog: {reason}.";
+
+/** Defaults spelled out by `init` and filled in by the loader (DESIGN §9). */
+export const DEFAULTS = {
+  watchdog: {
+    interval: "5m",
+    stale_after: "45m",
+    claim_grace: "10m",
+    merge_max: "2h",
+    crash_loop: { starts: 3, within: "1h" },
+    no_progress_hand_overs: 3,
+  },
+  hand_over_tokens: 200_000,
+  usage: { pause_at_percent: 100, pause_fallback: "1h" },
+  merge_lock: { ref: "refs/looprunner/merge-lock" },
+  ledger: { remote: "origin", branch: "ledger" },
+  page: {
+    server: "https://ntfy.sh",
+    cooldown: "6h",
+    remind_every: "4h",
+    reminders: 2,
+  },
+} as const;
+
+const text = () => z.string().check(z.minLength(1, { message: "a non-empty string" }));
+const duration = (fallback: string) =>
+  z._default(z.string().check(z.refine(isDuration, { message: DURATION_EXPECTED })), fallback);
+const count = (fallback: number) =>
+  z._default(
+    z
+      .number({ message: "a positive integer" })
+      .check(
+        z.int({ message: "a positive integer" }),
+        z.positive({ message: "a positive integer" }),
+      ),
+    fallback,
+  );
+const argv = () =>
+  z.array(z.string()).check(z.minLength(1, { message: "a non-empty array of strings" }));
+
+export const herdrSchema = z.strictObject({
+  workspace: z.optional(text()),
+  agent: z._default(
+    z.string().check(
+      z.regex(/^[a-z][a-z0-9_-]{0,31}$/, {
+        message: "an agent name matching [a-z][a-z0-9_-]{0,31}",
+      }),
+    ),
+    "manager",
+  ),
+  kind: z._default(text(), "claude"),
+  args: z._default(z.array(z.string()), []),
+});
+
+export const tmuxSchema = z.strictObject({
+  session: z.optional(text()),
+  command: z._default(argv(), ["claude", "{prompt}"]),
+});
+
+export const programSchema = z.strictObject({
+  name: z.string().check(
+    z.regex(NAME_PATTERN, {
+      message: "a name matching [a-z0-9][a-z0-9-]{0,62} (lower-case letters, digits, dashes)",
+    }),
+  ),
+  manager: z._default(
+    z.strictObject({
+      launcher: z._default(
+        z.enum(LAUNCHERS, { message: `one of ${LAUNCHERS.join(", ")}` }),
+        "command",
+      ),
+      prompt: z._default(text(), DEFAULT_PROMPT),
+      env: z._default(z.record(z.string(), z.string()), {}),
+      herdr: z.optional(herdrSchema),
+      tmux: z.optional(tmuxSchema),
+      command: z.optional(argv()),
+    }),
+    { launcher: "command", prompt: DEFAULT_PROMPT, env: {} },
+  ),
+  watchdog: z._default(
+    z.strictObject({
+      interval: duration(DEFAULTS.watchdog.interval),
+      stale_after: duration(DEFAULTS.watchdog.stale_after),
+      claim_grace: duration(DEFAULTS.watchdog.claim_grace),
+      merge_max: duration(DEFAULTS.watchdog.merge_max),
+      crash_loop: z._default(
+        z.strictObject({
+          starts: count(DEFAULTS.watchdog.crash_loop.starts),
+          within: duration(DEFAULTS.watchdog.crash_loop.within),
+        }),
+        { ...DEFAULTS.watchdog.crash_loop },
+      ),
+      no_progress_hand_overs: count(DEFAULTS.watchdog.no_progress_hand_overs),
+    }),
+    { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
+  ),
+  hand_over_tokens: count(DEFAULTS.hand_over_tokens),
+  usage: z._default(
+    z.strictObject({
+      seat: z.optional(text()),
+      pause_at_percent: z._default(
+        z
+          .number({ message: "a number from 1 to 100" })
+          .check(
+            z.gte(1, { message: "a number from 1 to 100" }),
+            z.lte(100, { message: "a number from 1 to 100" }),
+          ),
+        DEFAULTS.usage.pause_at_percent,
+      ),
+      pause_fallback: duration(DEFAULTS.usage.pause_fallback),
+    }),
+    { ...DEFAULTS.usage },
+  ),
+  merge_lock: z.optional(
+    z.strictObject({
+      repo: text(),
+      remote: z.optional(text()),
+      ref: z._default(
+        z.string().check(z.regex(/^refs\/[^\s~^:?*[\\]+$/, { message: "a git ref under refs/" })),
+        DEFAULTS.merge_lock.ref,
+      ),
+    }),
+  ),
+  ledger: z.optional(
+    z.strictObject({
+      repo: text(),
+      remote: z._default(text(), DEFAULTS.ledger.remote),
+      branch: z._default(text(), DEFAULTS.ledger.branch),
+    }),
+  ),
+  progress: z.optional(z.strictObject({ paths: z.array(text()) })),
+  page: z.optional(
+    z.strictObject({
+      ntfy: z.optional(
+        z.strictObject({
+          server: z._default(
+            z.string().check(z.regex(/^https?:\/\/\S+$/, { message: "an http(s) URL" })),
+            DEFAULTS.page.server,
+          ),
+          topic: z.string().check(
+            z.regex(/^[A-Za-z0-9_-]{1,64}$/, {
+              message: "an ntfy topic (letters, digits, _ and -)",
+            }),
+          ),
+          token_env: z.optional(text()),
+          token_file: z.optional(text()),
+        }),
+      ),
+      cooldown: duration(DEFAULTS.page.cooldown),
+      remind_every: duration(DEFAULTS.page.remind_every),
+      reminders: z._default(
+        z
+          .number({ message: "a whole number, 0 or more" })
+          .check(
+            z.int({ message: "a whole number, 0 or more" }),
+            z.gte(0, { message: "a whole number, 0 or more" }),
+          ),
+        DEFAULTS.page.reminders,
+      ),
+      heartbeat_url: z.optional(
+        z.string().check(z.regex(/^https?:\/\/\S+$/, { message: "an http(s) URL" })),
+      ),
+    }),
+  ),
+});
+
+/** The validated program.json, defaults filled in, `~` not yet expanded. */
+export type ProgramConfig = z.infer<typeof programSchema>;

@@ -1,0 +1,44 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as z from "zod/mini";
+import { writeJsonAtomic } from "../util/fs.js";
+import { iso } from "../util/time.js";
+
+export const HEARTBEAT = "heartbeat.json";
+
+export const heartbeatSchema = z.object({
+  at: z.string(),
+  pid: z.number(),
+  start_time: z.optional(z.string()),
+  context_tokens: z.nullable(z.number()),
+});
+export type Heartbeat = z.infer<typeof heartbeatSchema>;
+
+/** Stamps the heartbeat atomically. Only a manager's own save or hand-over calls this. */
+export function stampHeartbeat(
+  stateDir: string,
+  manager: { pid: number; start_time?: string },
+  contextTokens: number | null,
+  now = Date.now(),
+): Heartbeat {
+  const beat: Heartbeat = {
+    at: iso(now),
+    pid: manager.pid,
+    ...(manager.start_time ? { start_time: manager.start_time } : {}),
+    context_tokens: contextTokens,
+  };
+  writeJsonAtomic(join(stateDir, HEARTBEAT), beat);
+  return beat;
+}
+
+/** The heartbeat, or null when absent or unreadable (an unreadable one proves nothing). */
+export function readHeartbeat(stateDir: string): Heartbeat | null {
+  try {
+    const parsed = heartbeatSchema.safeParse(
+      JSON.parse(readFileSync(join(stateDir, HEARTBEAT), "utf8")),
+    );
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,160 @@
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import { isErrno } from "../util/fs.js";
+import { iso } from "../util/time.js";
+
+/** One journal line: every event has `at` (ISO-8601 UTC) and `type`. */
+export interface JournalEvent {
+  at: string;
+  type: string;
+  /** Set on an event copied forward when the journal rotated. */
+  carried?: boolean;
+  [field: string]: unknown;
+}
+
+export const JOURNAL = "journal.jsonl";
+const ROTATED_KEPT = 5;
+
+function maxBytes(): number {
+  const fromEnv = Number(process.env.SHEEPDOG_JOURNAL_MAX_BYTES);
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 10 * 1024 * 1024;
+}
+
+export function rotatedName(n: number): string {
+  return n === 0 ? JOURNAL : `journal.${n}.jsonl`;
+}
+
+/**
+ * Appends one event as one write(2) to an O_APPEND file, so concurrent appenders never
+ * interleave. If the file does not end in a newline (a torn line), the event starts on a new one.
+ */
+export function appendEvent(
+  stateDir: string,
+  event: { type: string; [field: string]: unknown },
+  now: number = Date.now(),
+): JournalEvent {
+  const full: JournalEvent = { at: iso(now), ...event } as JournalEvent;
+  const path = join(stateDir, JOURNAL);
+  rotateIfLarge(stateDir, path);
+  const fd = openSync(path, "a+", 0o600);
+  try {
+    const size = fstatSync(fd).size;
+    let prefix = "";
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) prefix = "\n";
+    }
+    writeSync(fd, `${prefix}${JSON.stringify(full)}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return full;
+}
+
+/** Parses JSONL, skipping lines that are not whole JSON objects (a torn last line above all). */
+export function parseJournal(text: string): JournalEvent[] {
+  const events: JournalEvent[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const value = JSON.parse(line);
+      if (
+        value &&
+        typeof value === "object" &&
+        typeof value.type === "string" &&
+        typeof value.at === "string"
+      ) {
+        events.push(value as JournalEvent);
+      }
+    } catch {
+      // A torn line: its writer died mid-write. The next event starts on a fresh line.
+    }
+  }
+  return events;
+}
+
+function readOne(path: string): JournalEvent[] {
+  try {
+    return parseJournal(readFileSync(path, "utf8"));
+  } catch (err) {
+    if (isErrno(err, "ENOENT")) return [];
+    throw err;
+  }
+}
+
+/**
+ * The events the watchdog replays: the previous rotation and the current file. Rotation
+ * copies each type's newest event forward, so older state is never lost.
+ */
+export function readEvents(stateDir: string): JournalEvent[] {
+  const events = [...readOne(join(stateDir, rotatedName(1))), ...readOne(join(stateDir, JOURNAL))];
+  // Carried copies are older than the rotated file's events; a stable sort by time restores order.
+  return events.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+}
+
+/** Every event kept, oldest first, without the copies made at rotation (for people). */
+export function readAllEvents(stateDir: string): JournalEvent[] {
+  const out: JournalEvent[] = [];
+  for (let n = ROTATED_KEPT; n >= 0; n--) {
+    const events = readOne(join(stateDir, rotatedName(n)));
+    for (const e of events) if (!e.carried) out.push(e);
+  }
+  return out;
+}
+
+function rotateIfLarge(stateDir: string, path: string): void {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return;
+  }
+  if (size < maxBytes()) return;
+  const lock = join(stateDir, "journal.rotate.lock");
+  try {
+    mkdirSync(lock, { mode: 0o700 });
+  } catch {
+    return; // another writer is rotating; appending to either file is fine
+  }
+  try {
+    if (statSync(path).size < maxBytes()) return;
+    // The file about to drop out of replay's view hands its newest event of each type forward.
+    const leaving = readOne(join(stateDir, rotatedName(1)));
+    const newest = new Map<string, JournalEvent>();
+    for (const e of leaving) newest.set(e.type, e);
+    for (let n = ROTATED_KEPT - 1; n >= 1; n--) {
+      try {
+        renameSync(join(stateDir, rotatedName(n)), join(stateDir, rotatedName(n + 1)));
+      } catch (err) {
+        if (!isErrno(err, "ENOENT")) throw err;
+      }
+    }
+    renameSync(path, join(stateDir, rotatedName(1)));
+    if (newest.size > 0) {
+      const carried = [...newest.values()]
+        .sort((a, b) => a.at.localeCompare(b.at))
+        .map((e) => JSON.stringify({ ...e, carried: true }))
+        .join("\n");
+      const fd = openSync(path, "a", 0o600);
+      try {
+        writeSync(fd, `${carried}\n`);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } finally {
+    rmdirSync(lock);
+  }
+}

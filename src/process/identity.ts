@@ -1,0 +1,164 @@
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+
+/** A process is pid + exact OS start time + machine id (DESIGN §3), never pid alone. */
+export interface ProcessIdentity {
+  pid: number;
+  start_time: string;
+  machine_id: string;
+}
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** One-letter state: R, S, D, T, Z, X… */
+  state: string;
+  /** Exact, opaque, compared as a string. */
+  startTime: string;
+  comm: string;
+  argv: string[];
+}
+
+const isMac = process.platform === "darwin";
+let bootIdCache: string | undefined;
+let machineIdCache: string | undefined;
+
+function bootId(): string {
+  if (bootIdCache === undefined) {
+    if (isMac) {
+      // `{ sec = 1700000000, usec = 12345 } Tue Nov 14 …`
+      const out = execFileSync("sysctl", ["-n", "kern.boottime"], { encoding: "utf8" });
+      const m = /sec = (\d+), usec = (\d+)/.exec(out);
+      bootIdCache = m ? `${m[1]}.${m[2]}` : out.trim();
+    } else {
+      bootIdCache = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    }
+  }
+  return bootIdCache;
+}
+
+/** A hash of the OS machine id (not the hostname: renaming a host changes nothing). */
+export function machineId(): string {
+  if (machineIdCache !== undefined) return machineIdCache;
+  let raw = "";
+  if (isMac) {
+    const out = execFileSync("ioreg", ["-rd1", "-c", "IOPlatformExpertDevice"], {
+      encoding: "utf8",
+    });
+    raw = /"IOPlatformUUID" = "([^"]+)"/.exec(out)?.[1] ?? "";
+  } else {
+    for (const file of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
+      try {
+        raw = readFileSync(file, "utf8").trim();
+        if (raw) break;
+      } catch {
+        // try the next
+      }
+    }
+  }
+  if (!raw) throw new Error("cannot read this machine's id (/etc/machine-id or IOPlatformUUID)");
+  machineIdCache = createHash("sha256").update(`sheepdog:${raw}`).digest("hex").slice(0, 16);
+  return machineIdCache;
+}
+
+function linuxInfo(pid: number): ProcessInfo | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // The command name may hold spaces and parentheses: fields are counted after the last `)`.
+  const close = stat.lastIndexOf(")");
+  const comm = stat.slice(stat.indexOf("(") + 1, close);
+  const fields = stat.slice(close + 2).split(" ");
+  // fields[0] is field 3 (state); field 22 (starttime, clock ticks since boot) is fields[19].
+  const state = fields[0] ?? "?";
+  const ppid = Number(fields[1]);
+  const ticks = fields[19] ?? "";
+  let argv: string[] = [];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+  } catch {
+    // a zombie has no command line
+  }
+  return { pid, ppid, state, startTime: `linux:${bootId()}:${ticks}`, comm, argv };
+}
+
+function macInfo(pid: number): ProcessInfo | null {
+  let out: string;
+  try {
+    out = execFileSync("ps", ["-o", "ppid=,stat=,lstart=,comm=", "-p", String(pid)], {
+      encoding: "utf8",
+      env: { ...process.env, LC_ALL: "C", TZ: "UTC" },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    return null;
+  }
+  // ` 1234 Ss   Tue Nov 14 09:01:02 2026     /usr/bin/claude`
+  const m = /^\s*(\d+)\s+(\S+)\s+(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\s+(.*)$/.exec(out.trimEnd());
+  if (!m) return null;
+  const [, ppid, stat, lstart, comm] = m as unknown as string[];
+  let argv: string[] = [];
+  try {
+    argv = execFileSync("ps", ["-o", "command=", "-p", String(pid)], { encoding: "utf8" })
+      .trim()
+      .split(/\s+/);
+  } catch {
+    // gone meanwhile
+  }
+  return {
+    pid,
+    ppid: Number(ppid),
+    state: (stat as string).charAt(0),
+    startTime: `darwin:${bootId()}:${(lstart as string).replace(/\s+/g, " ")}`,
+    comm: (comm as string).split("/").pop() ?? "",
+    argv,
+  };
+}
+
+/** What the OS says about a pid now, or null when there is no such process. */
+export function processInfo(pid: number): ProcessInfo | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  return isMac ? macInfo(pid) : linuxInfo(pid);
+}
+
+export function isZombie(info: ProcessInfo): boolean {
+  return info.state === "Z" || info.state === "X";
+}
+
+/** The identity of a running process, or null when it is gone or a zombie. */
+export function identityOf(pid: number): ProcessIdentity | null {
+  const info = processInfo(pid);
+  if (!info || isZombie(info)) return null;
+  return { pid, start_time: info.startTime, machine_id: machineId() };
+}
+
+export type Liveness = "alive" | "dead" | "reused" | "foreign";
+
+/**
+ * Whether a recorded process is still that process: `foreign` when it was recorded on
+ * another machine (never judged here), `reused` when the pid now belongs to another
+ * process, `dead` when gone or a zombie.
+ */
+export function livenessOf(id: { pid: number; start_time: string; machine_id: string }): Liveness {
+  if (id.machine_id !== machineId()) return "foreign";
+  const info = processInfo(id.pid);
+  if (!info || isZombie(info)) return "dead";
+  return info.startTime === id.start_time ? "alive" : "reused";
+}
+
+/** The working directory of a live process, when this OS lets us see it. */
+export function cwdOf(pid: number): string | null {
+  try {
+    if (!isMac) return readlinkSync(`/proc/${pid}/cwd`);
+    const out = execFileSync("lsof", ["-a", "-d", "cwd", "-p", String(pid), "-Fn"], {
+      encoding: "utf8",
+    });
+    return /^n(.+)$/m.exec(out)?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
