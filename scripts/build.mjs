@@ -6,10 +6,12 @@ const commands = readdirSync("src/commands")
   .filter((f) => f.endsWith(".ts"))
   .map((f) => `src/commands/${f}`);
 
-rmSync("dist", { recursive: true, force: true });
+// SHEEPDOG_DIST lets parallel work build to its own folder without racing on dist/.
+const outdir = process.env.SHEEPDOG_DIST || "dist";
+rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: ["src/cli.ts", ...commands],
-  outdir: "dist",
+  outdir,
   outbase: "src",
   bundle: true,
   splitting: true,

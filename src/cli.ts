@@ -12,6 +12,23 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   claim: () => import("./commands/claim.js"),
   save: () => import("./commands/save.js"),
   journal: () => import("./commands/journal.js"),
+  tick: () => import("./commands/tick.js"),
+  status: () => import("./commands/status.js"),
+  resume: () => import("./commands/resume.js"),
+  pause: () => import("./commands/pause.js"),
+  unpause: () => import("./commands/unpause.js"),
+  finish: () => import("./commands/finish.js"),
+  reopen: () => import("./commands/reopen.js"),
+  "hand-over": () => import("./commands/hand-over.js"),
+  statusline: () => import("./commands/statusline.js"),
+  usage: () => import("./commands/usage.js"),
+  "merge-lock": () => import("./commands/merge-lock.js"),
+  page: () => import("./commands/page.js"),
+  install: () => import("./commands/install.js"),
+  uninstall: () => import("./commands/uninstall.js"),
+  doctor: () => import("./commands/doctor.js"),
+  watch: () => import("./commands/watch.js"),
+  demo: () => import("./commands/demo.js"),
 };
 
 const HELP = `sheepdog — keeps unattended AI coding loops alive

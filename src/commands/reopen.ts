@@ -1,0 +1,5 @@
+import { RuntimeFailure } from "../errors.js";
+
+export async function run(_argv: string[]): Promise<number> {
+  throw new RuntimeFailure("sheepdog reopen: not implemented yet");
+}

@@ -1,0 +1,47 @@
+import type { ProgramContext } from "../config/context.js";
+import type { LauncherKind } from "../config/schema.js";
+
+/** What a start asks a launcher for. */
+export interface LaunchRequest {
+  program: ProgramContext;
+  /** Why the manager is started, as said in the prompt and the journal. */
+  reason: string;
+  /** The one-line prompt with every placeholder filled. */
+  prompt: string;
+}
+
+/**
+ * What a start launched, recorded in `manager_started` so a start that never claimed can be
+ * stopped before the next one (by exact pid + start time, or by the pane/window it made).
+ */
+export interface Launched {
+  launcher: LauncherKind;
+  pid?: number;
+  start_time?: string;
+  /** tmux pane id (`%12`) or Herdr pane id. */
+  pane?: string;
+  /** tmux: `session:window` target; herdr: the tab id. */
+  window?: string;
+  /** herdr: the agent name. */
+  agent?: string;
+}
+
+export interface Launcher {
+  start(req: LaunchRequest): Promise<Launched>;
+  /** Closes the pane/window a start made (never by name; the pid is stopped separately). */
+  close(program: ProgramContext, launched: Launched): Promise<void>;
+  /** The last screen of the pane, for evidence; null where there is no screen (command). */
+  screen(program: ProgramContext, launched: Launched): Promise<string | null>;
+}
+
+/** Placeholders a launcher fills: `{prompt}`, `{reason}`, `{program}`, `{root}`. */
+export interface PromptVars {
+  prompt: string;
+  reason: string;
+  program: string;
+  root: string;
+}
+
+export function fillPlaceholders(text: string, vars: PromptVars): string {
+  return text.replace(/\{(prompt|reason|program|root)\}/g, (_, k: keyof PromptVars) => vars[k]);
+}

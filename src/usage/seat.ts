@@ -1,0 +1,17 @@
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ProgramConfig } from "../config/schema.js";
+import { expandHome } from "../util/fs.js";
+
+/**
+ * The program's seat (its Claude config folder, DESIGN §4): `usage.seat`, else
+ * `manager.env.CLAUDE_CONFIG_DIR`, else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+ */
+export function seatOf(config: ProgramConfig, env = process.env): string {
+  const chosen =
+    config.usage.seat ??
+    config.manager.env.CLAUDE_CONFIG_DIR ??
+    env.CLAUDE_CONFIG_DIR ??
+    join(env.HOME ?? homedir(), ".claude");
+  return resolve(expandHome(chosen));
+}

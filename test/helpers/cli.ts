@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The built CLI the tests run: `$SHEEPDOG_CLI`, else dist/cli.js (built by `npm test`). */
+export const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `sheepdog ARGS` as a real process and waits for it. */
+export function sheepdog(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): RunResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    input: opts.input ?? "",
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Async form, for running many at once. */
+export function sheepdogAsync(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<RunResult> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+/** A fresh temp directory (realpath: macOS /tmp is a symlink). */
+export function tempDir(prefix = "sheepdog-test-"): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/**
+ * A program under a fresh $SHEEPDOG_HOME. `config` is merged over a minimal valid one.
+ * Returns the env to pass to every sheepdog call of the test.
+ */
+export function tempProgram(name = "demo", config: Record<string, unknown> = {}) {
+  const home = tempDir();
+  const root = join(home, name);
+  spawnSync("mkdir", ["-p", root]);
+  writeFileSync(join(root, "program.json"), `${JSON.stringify({ name, ...config }, null, 2)}\n`);
+  const env = {
+    SHEEPDOG_HOME: home,
+    SHEEPDOG_STATE_DIR: join(home, ".state"),
+    SHEEPDOG_PROGRAM: root,
+  };
+  return { home, root, env, stateDir: join(root, ".sheepdog") };
+}
+
+/** A live, long-running process to stand in for a manager; kill it when done. */
+export function sleeper(seconds = 300): ChildProcess {
+  return spawn(process.execPath, ["-e", `setTimeout(() => {}, ${seconds * 1000})`], {
+    stdio: "ignore",
+  });
+}
