@@ -1,0 +1,13 @@
+// STUB (owned by the launchers work): replace with the real herdr launcher.
+import { RuntimeFailure } from "../errors.js";
+import type { Launcher } from "./types.js";
+
+export const launcher: Launcher = {
+  async start() {
+    throw new RuntimeFailure("the herdr launcher is not implemented yet");
+  },
+  async close() {},
+  async screen() {
+    return null;
+  },
+};
