@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
@@ -79,22 +79,25 @@ export type AcquireResult =
 
 /**
  * Takes the claim for `id`. The claim appears whole: holder.json is written in a private
- * directory that is then renamed to `claim/` (atomic; exactly one caller wins).
+ * directory that is then renamed to `claim/`. rename(2) of a directory onto a non-empty one
+ * fails, so exactly one caller wins; and since `claim/` never exists empty, no breaker can
+ * mistake a claim being taken for an unreadable one (a mkdir-then-fill scheme had that window).
  */
 export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now()): AcquireResult {
   const holder: Holder = { ...id, hostname: hostname(), claimed_at: iso(now) };
+  // A hand-made empty `claim/` would be silently replaced by rename: treat any `claim/` as taken.
+  if (existsSync(join(stateDir, CLAIM))) return { ok: false, state: readClaim(stateDir) };
   const tmp = join(stateDir, `.claim.${id.pid}.${process.pid}.${now}.tmp`);
   mkdirSync(tmp, { mode: 0o700 });
-  writeJsonAtomic(join(tmp, "holder.json"), holder);
   try {
-    mkdirSync(join(stateDir, CLAIM), { mode: 0o700 });
+    writeJsonAtomic(join(tmp, "holder.json"), holder);
+    renameSync(tmp, join(stateDir, CLAIM));
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
-    if (isErrno(err, "EEXIST")) return { ok: false, state: readClaim(stateDir) };
+    if (isErrno(err, "ENOTEMPTY") || isErrno(err, "EEXIST"))
+      return { ok: false, state: readClaim(stateDir) };
     throw err;
   }
-  // We own the empty claim directory: replace it with the complete one.
-  renameSync(tmp, join(stateDir, CLAIM));
   appendEvent(
     stateDir,
     { type: "claimed", pid: id.pid, start_time: id.start_time, hostname: holder.hostname },

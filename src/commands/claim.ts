@@ -10,6 +10,7 @@ import { openProgram } from "../config/context.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
 import { appendEvent } from "../journal/journal.js";
 import { findManager } from "../process/manager.js";
+import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
 
@@ -65,8 +66,10 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   if (action === "acquire") {
-    const program = openProgram(values.program, { create: true });
+    // Config, state-dir safety and the manager are all checked before any state is created.
+    const checked = openProgram(values.program);
     const me = findManager(pid);
+    const program = { ...checked, stateDir: ensureStateDir(checked.root) };
     let result = tryAcquire(program.stateDir, me);
     if (!result.ok && values["break-stale"]) {
       const seen = result.state;
@@ -74,11 +77,9 @@ export async function run(argv: string[]): Promise<number> {
         const why = seen.holder
           ? `holder pid ${seen.holder.pid} is ${seen.liveness}`
           : `holder unreadable: ${seen.problem}`;
-        if (breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`)) {
-          result = tryAcquire(program.stateDir, me);
-        } else {
-          result = { ok: false, state: readClaim(program.stateDir) };
-        }
+        // Whoever broke it (we or a concurrent breaker), the claim may now be free: try once.
+        breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`);
+        result = tryAcquire(program.stateDir, me);
       }
     }
     if (!result.ok) {

@@ -65,12 +65,14 @@ export const tmuxSchema = z.strictObject({
   command: z._default(argv(), ["claude", "{prompt}"]),
 });
 
+const NAME_EXPECTED =
+  "a name matching [a-z0-9][a-z0-9-]{0,62} (lower-case letters, digits, dashes)";
+
 export const programSchema = z.strictObject({
-  name: z.string().check(
-    z.regex(NAME_PATTERN, {
-      message: "a name matching [a-z0-9][a-z0-9-]{0,62} (lower-case letters, digits, dashes)",
-    }),
-  ),
+  // The same words for a missing name, a number and a bad string: say what a name looks like.
+  name: z
+    .string({ message: NAME_EXPECTED })
+    .check(z.regex(NAME_PATTERN, { message: NAME_EXPECTED })),
   manager: z._default(
     z.strictObject({
       launcher: z._default(

@@ -25,6 +25,7 @@ export interface JournalEvent {
 
 export const JOURNAL = "journal.jsonl";
 const ROTATED_KEPT = 5;
+const ROTATE_LOCK_STALE_MS = 60_000;
 
 function maxBytes(): number {
   const fromEnv = Number(process.env.SHEEPDOG_JOURNAL_MAX_BYTES);
@@ -49,18 +50,36 @@ export function appendEvent(
   rotateIfLarge(stateDir, path);
   const fd = openSync(path, "a+", 0o600);
   try {
-    const size = fstatSync(fd).size;
-    let prefix = "";
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) prefix = "\n";
-    }
+    const prefix = endsInTornLine(fd) ? "\n" : "";
     writeSync(fd, `${prefix}${JSON.stringify(full)}\n`);
   } finally {
     closeSync(fd);
   }
   return full;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Whether the file ends in a torn line. A last byte that is not a newline is either a torn
+ * line (its writer died) or another appender's write seen half-way: the size grows page by
+ * page during one write(2). So the size must hold still for a moment before the line counts as
+ * torn; otherwise concurrent appenders would sprinkle empty lines.
+ */
+function endsInTornLine(fd: number): boolean {
+  const last = Buffer.alloc(1);
+  for (let look = 0; look < 20; look++) {
+    const size = fstatSync(fd).size;
+    if (size === 0) return false;
+    readSync(fd, last, 0, 1, size - 1);
+    if (last[0] === 0x0a) return false;
+    Atomics.wait(pause, 0, 0, 5);
+    if (fstatSync(fd).size === size) {
+      readSync(fd, last, 0, 1, size - 1);
+      return last[0] !== 0x0a;
+    }
+  }
+  return true;
 }
 
 /** Parses JSONL, skipping lines that are not whole JSON objects (a torn last line above all). */
@@ -126,7 +145,14 @@ function rotateIfLarge(stateDir: string, path: string): void {
   try {
     mkdirSync(lock, { mode: 0o700 });
   } catch {
-    return; // another writer is rotating; appending to either file is fine
+    // Another writer is rotating; appending to either file is fine. A lock left by a rotator
+    // that died would stop rotation for good, so an old one is removed (the next append rotates).
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > ROTATE_LOCK_STALE_MS) rmdirSync(lock);
+    } catch {
+      // gone meanwhile
+    }
+    return;
   }
   try {
     if (statSync(path).size < maxBytes()) return;

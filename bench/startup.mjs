@@ -1,0 +1,58 @@
+// Start-up cost of the hot manager-side commands, as ratios to bare `node -e 0` in the same run.
+// Usage: node bench/startup.mjs [runs]   (CLI from $SHEEPDOG_CLI, default dist/cli.js)
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { measure, report } from "./lib.mjs";
+
+const cli = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const runs = Number(process.argv[2] ?? 21);
+const goal = 2;
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "sheepdog-bench-")));
+const root = join(home, "bench");
+mkdirSync(root);
+writeFileSync(join(root, "program.json"), `${JSON.stringify({ name: "bench" })}\n`);
+// A live stand-in for the manager, so `save --pid` stamps a real process.
+const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)"], {
+  stdio: "ignore",
+});
+// An empty seat: save looks for a transcript and finds none, the same way on every machine.
+const env = {
+  SHEEPDOG_HOME: home,
+  SHEEPDOG_STATE_DIR: join(home, ".state"),
+  CLAUDE_CONFIG_DIR: join(home, ".seat"),
+};
+
+try {
+  const node = process.execPath;
+  const results = measure(
+    [
+      { name: "node -e 0", argv: [node, "-e", "0"] },
+      {
+        name: "sheepdog claim show --json",
+        argv: [node, cli, "claim", "show", "--json", "--program", root],
+        env,
+      },
+      {
+        name: "sheepdog save --pid",
+        argv: [node, cli, "save", "--pid", String(sleeper.pid), "--program", root],
+        env,
+      },
+    ],
+    { runs, warmup: 3 },
+  );
+  report(`start-up (${runs} runs each, medians; CLI ${cli})`, results, "node -e 0");
+  const base = results[0].median;
+  let missed = false;
+  for (const r of results.slice(1)) {
+    const ratio = r.median / base;
+    if (ratio > goal) missed = true;
+    console.log(`  ${r.name}: ${ratio.toFixed(2)}x bare node (goal <= ${goal}x)`);
+  }
+  process.exitCode = missed ? 1 : 0;
+} finally {
+  sleeper.kill();
+  rmSync(home, { recursive: true, force: true });
+}

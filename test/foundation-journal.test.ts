@@ -1,0 +1,297 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readAllEvents, readEvents } from "../src/journal/journal.js";
+import { replay } from "../src/journal/replay.js";
+import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
+import { journalAppender, journalLines, killAll, track } from "./helpers/foundation.js";
+
+let live: ChildProcess;
+let appender: string;
+beforeAll(async () => {
+  live = track(sleeper());
+  appender = await journalAppender();
+});
+afterAll(killAll);
+
+/** Runs the real appendEvent in `n` separate OS processes at once. */
+function appendInProcesses(
+  stateDir: string,
+  n: number,
+  opts: { count: number; bytes: number; type?: string; env?: NodeJS.ProcessEnv },
+): Promise<number[]> {
+  return Promise.all(
+    Array.from(
+      { length: n },
+      (_, k) =>
+        new Promise<number>((done) => {
+          const child = spawn(
+            process.execPath,
+            [
+              appender,
+              stateDir,
+              String(opts.count),
+              String(opts.bytes),
+              `w${k}`,
+              opts.type ?? "bulk",
+            ],
+            { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, ...opts.env } },
+          );
+          child.on("close", (code) => done(code ?? -1));
+        }),
+    ),
+  );
+}
+
+function save(env: NodeJS.ProcessEnv) {
+  const r = sheepdog(["save", "--pid", String(live.pid)], { env });
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+function freshState(p: ReturnType<typeof tempProgram>): void {
+  mkdirSync(p.stateDir, { mode: 0o700 });
+}
+
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+describe("a torn last line", () => {
+  it("is skipped by readers, and the next append starts on a new line", () => {
+    const p = tempProgram("torn");
+    save(p.env);
+    const path = join(p.stateDir, "journal.jsonl");
+    appendFileSync(path, `{"at":"${ago(0)}","type":"paused","until":"2099-01-01T00:`);
+
+    const before = JSON.parse(sheepdog(["journal", "--json"], { env: p.env }).stdout);
+    expect(before.events.map((e: { type: string }) => e.type)).toEqual(["saved"]);
+    const text = sheepdog(["journal"], { env: p.env });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.trim().split("\n")).toHaveLength(1);
+
+    // The torn `paused` must not count: save reports no pause.
+    expect(save(p.env).pause).toBeNull();
+    const raw = readFileSync(path, "utf8");
+    expect(raw).toMatch(/"until":"2099-01-01T00:\n\{"at":/);
+    expect(raw.endsWith("\n")).toBe(true);
+    const lines = raw.split("\n").filter(Boolean);
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[2] as string)).toMatchObject({ type: "saved", pid: live.pid });
+    const after = JSON.parse(sheepdog(["journal", "--json"], { env: p.env }).stdout);
+    expect(after.events.map((e: { type: string }) => e.type)).toEqual(["saved", "saved"]);
+  });
+});
+
+describe("concurrent appenders", () => {
+  it("8 processes × 200 events of ~3 KB never interleave", async () => {
+    const p = tempProgram("append");
+    freshState(p);
+    const codes = await appendInProcesses(p.stateDir, 8, { count: 200, bytes: 3000 });
+    expect(codes).toEqual(Array(8).fill(0));
+    const raw = readFileSync(join(p.stateDir, "journal.jsonl"), "utf8");
+    const lines = raw.split("\n");
+    expect(lines.pop()).toBe(""); // ends in a newline
+    expect(lines).toHaveLength(1600);
+    const seen = new Map<string, number[]>();
+    for (const line of lines) {
+      const e = JSON.parse(line); // throws on an interleaved line
+      expect(e.pad).toHaveLength(3000);
+      seen.set(e.tag, [...(seen.get(e.tag) ?? []), e.i]);
+    }
+    // Every writer's events are all there, in its own order.
+    for (let k = 0; k < 8; k++) {
+      expect(seen.get(`w${k}`)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    }
+  }, 120_000);
+
+  it("rotating while 8 processes append loses and tears nothing", async () => {
+    const p = tempProgram("rotate-race");
+    freshState(p);
+    const env = { SHEEPDOG_JOURNAL_MAX_BYTES: String(1_500_000) };
+    const codes = await appendInProcesses(p.stateDir, 8, { count: 200, bytes: 3000, env });
+    expect(codes).toEqual(Array(8).fill(0));
+    const files = readdirSync(p.stateDir).filter((f) => /^journal(\.\d+)?\.jsonl$/.test(f));
+    expect(files.length).toBeGreaterThanOrEqual(3); // it did rotate, more than once
+    expect(files).not.toContain("journal.6.jsonl");
+    let total = 0;
+    for (const f of files) total += journalLines(p.stateDir, f).filter((e) => !e.carried).length;
+    expect(total).toBe(1600);
+    expect(readAllEvents(p.stateDir)).toHaveLength(1600);
+    expect(existsSync(join(p.stateDir, "journal.rotate.lock"))).toBe(false);
+  }, 120_000);
+});
+
+describe("rotation", () => {
+  const tiny = { SHEEPDOG_JOURNAL_MAX_BYTES: "2000" };
+
+  it("keeps replay's view: finished, stood_down and paused survive several rotations", async () => {
+    const p = tempProgram("rotation");
+    const env = { ...p.env, ...tiny };
+    save(env);
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    // Events as other areas will write them, through the real appendEvent.
+    for (const type of ["finished", "stood_down"]) {
+      expect(await appendInProcesses(p.stateDir, 1, { count: 1, bytes: 10, type, env })).toEqual([
+        0,
+      ]);
+    }
+    appendFileSync(
+      join(p.stateDir, "journal.jsonl"),
+      `${JSON.stringify({ at: ago(0), type: "paused", until, reason: "seat limited" })}\n`,
+    );
+    // ~30 events of ~250 bytes: 7.5 KB through a 2 KB journal, so it rotates three times or so
+    // (the originals stay among the five kept files, for `journal` to show once each).
+    for (let i = 0; i < 3; i++) {
+      expect(await appendInProcesses(p.stateDir, 1, { count: 10, bytes: 200, env })).toEqual([0]);
+    }
+    expect(existsSync(join(p.stateDir, "journal.2.jsonl"))).toBe(true);
+    expect(existsSync(join(p.stateDir, "journal.5.jsonl"))).toBe(false);
+    // The originals are no longer in the two files replay reads.
+    const replayed = [
+      ...journalLines(p.stateDir, "journal.1.jsonl"),
+      ...journalLines(p.stateDir, "journal.jsonl"),
+    ];
+    expect(replayed.filter((e) => e.type === "finished" && !e.carried)).toEqual([]);
+
+    const state = replay(readEvents(p.stateDir));
+    expect(state.finished).toMatchObject({ type: "finished", tag: "w0" });
+    expect(state.stoodDown).toMatchObject({ type: "stood_down" });
+    expect(state.paused).toMatchObject({ until });
+
+    // End to end: save reads the same view.
+    const out = save(env);
+    expect(out.pause).toEqual({ until, reason: "seat limited" });
+    expect(out.stood_down).toEqual({ reason: "" });
+
+    // People see each event once: the copies made at rotation are hidden.
+    const shown = JSON.parse(sheepdog(["journal", "--json"], { env }).stdout).events;
+    expect(shown.filter((e: { type: string }) => e.type === "finished")).toHaveLength(1);
+    expect(shown.some((e: { carried?: boolean }) => e.carried)).toBe(false);
+  }, 120_000);
+
+  it("a rotation lock left by a rotator that died does not stop rotation for good", async () => {
+    const p = tempProgram("stale-lock");
+    const env = { ...p.env, ...tiny };
+    save(env);
+    const lock = join(p.stateDir, "journal.rotate.lock");
+    mkdirSync(lock);
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, old, old);
+    expect(await appendInProcesses(p.stateDir, 1, { count: 20, bytes: 200, env })).toEqual([0]);
+    expect(existsSync(join(p.stateDir, "journal.1.jsonl"))).toBe(true);
+    expect(existsSync(lock)).toBe(false);
+    // A fresh lock (another rotator at work) is left alone.
+    mkdirSync(lock);
+    expect(await appendInProcesses(p.stateDir, 1, { count: 1, bytes: 10, env })).toEqual([0]);
+    expect(existsSync(lock)).toBe(true);
+  });
+
+  it("a later clearing event wins over a carried one", async () => {
+    const p = tempProgram("cleared");
+    const env = { ...p.env, ...tiny };
+    save(env);
+    for (const type of ["stood_down", "paused", "cleared", "unpaused"]) {
+      expect(await appendInProcesses(p.stateDir, 1, { count: 1, bytes: 10, type, env })).toEqual([
+        0,
+      ]);
+    }
+    for (let i = 0; i < 4; i++)
+      expect(await appendInProcesses(p.stateDir, 1, { count: 10, bytes: 200, env })).toEqual([0]);
+    expect(existsSync(join(p.stateDir, "journal.2.jsonl"))).toBe(true);
+    const state = replay(readEvents(p.stateDir));
+    expect(state.stoodDown).toBeNull();
+    expect(state.paused).toBeNull();
+    const out = save(env);
+    expect(out.stood_down).toBeNull();
+    expect(out.pause).toBeNull();
+  }, 120_000);
+});
+
+describe("sheepdog journal", () => {
+  function seeded() {
+    const p = tempProgram("log");
+    freshState(p);
+    const events = [
+      { at: ago(3 * 3_600_000), type: "manager_started", reason: "first start", planned: true },
+      { at: ago(2 * 3_600_000), type: "claimed", pid: 4242, hostname: "box" },
+      { at: ago(2 * 3_600_000), type: "claimed", pid: 1, carried: true },
+      { at: ago(30 * 60_000), type: "saved", pid: 4242, context_tokens: 151204, progress: null },
+      { at: ago(60_000), type: "hand_over", context_tokens: 201000, note: "context full" },
+    ];
+    writeFileSync(
+      join(p.stateDir, "journal.jsonl"),
+      `${events.map((e) => JSON.stringify(e)).join("\n")}\n`,
+      { mode: 0o600 },
+    );
+    return p;
+  }
+
+  it("prints one aligned line per event, without the copies made at rotation", () => {
+    const p = seeded();
+    const r = sheepdog(["journal"], { env: p.env });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}manager_started {2}reason="first start" planned=true$/,
+    );
+    expect(lines[2]).toMatch(/saved +pid=4242 context_tokens=151204$/);
+    expect(lines[3]).toMatch(/hand_over +context_tokens=201000 note="context full"$/);
+    // Fields start in the same column on every line.
+    const columns = lines.map((l) => l.search(/ [a-z_]+=/));
+    expect(new Set(columns).size).toBe(1);
+  });
+
+  it("--since keeps the recent events; --json prints one document", () => {
+    const p = seeded();
+    const recent = sheepdog(["journal", "--since", "1h"], { env: p.env });
+    expect(
+      recent.stdout
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split(/ +/)[2]),
+    ).toEqual(["saved", "hand_over"]);
+    const json = sheepdog(["journal", "--since", "150m", "--json"], { env: p.env });
+    expect(json.code, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc.program).toBe("log");
+    expect(doc.events.map((e: { type: string }) => e.type)).toEqual([
+      "claimed",
+      "saved",
+      "hand_over",
+    ]);
+    expect(doc.events[0]).toEqual({
+      at: expect.any(String),
+      type: "claimed",
+      pid: 4242,
+      hostname: "box",
+    });
+    const iso = sheepdog(["journal", "--json", "--since", ago(45 * 60_000)], { env: p.env });
+    expect(JSON.parse(iso.stdout).events).toHaveLength(2);
+
+    const none = sheepdog(["journal", "--since", "10s"], { env: p.env });
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toMatch(/log: no events in the last 10s/);
+  });
+
+  it("a bad --since is exit 2; a program with no state prints nothing and creates none", () => {
+    const p = seeded();
+    const bad = sheepdog(["journal", "--since", "yesterday"], { env: p.env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--since: expected a duration such as 1h or an ISO-8601 time/);
+    const empty = tempProgram("empty");
+    const r = sheepdog(["journal", "--json"], { env: empty.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ program: "empty", events: [] });
+    expect(existsSync(empty.stateDir)).toBe(false);
+  });
+});
