@@ -1,6 +1,18 @@
-// STUB (owned by the manager's-side work, issue 4): signatures are the contract; bodies to be written.
+// Whether a seat is limited (DESIGN §5), judged from its merged usage readings.
+import { iso } from "../util/time.js";
+import {
+  appendReadings,
+  type Merged,
+  mergeReadings,
+  type Reading,
+  readReadings,
+  type UsageWindow,
+  WINDOWS,
+} from "./readings.js";
+import { refusalWindow } from "./refusal.js";
+import type { Refusal } from "./transcript.js";
 
-export type UsageWindow = "five_hour" | "seven_day";
+export type { UsageWindow } from "./readings.js";
 
 /** Whether a seat is limited now (DESIGN §5), and until when. */
 export interface SeatLimit {
@@ -11,11 +23,97 @@ export interface SeatLimit {
   window: UsageWindow | null;
 }
 
+function pct(n: number): string {
+  return `${Number.isInteger(n) ? n : n.toFixed(1)}%`;
+}
+
+/** `14:00Z` within a day of now, else `2026-12-03 14:00Z`. */
+export function shortTime(ms: number, now: number): string {
+  const full = iso(ms);
+  const clock = `${full.slice(11, 16)}Z`;
+  return Math.abs(ms - now) < 24 * 3600 * 1000 ? clock : `${full.slice(0, 10)} ${clock}`;
+}
+
+/** Judges merged readings against `pauseAtPercent`. Pure. */
+export function judgeSeat(merged: Merged, pauseAtPercent: number, now: number): SeatLimit {
+  const limiting = WINDOWS.flatMap((w) => {
+    const m = merged[w];
+    return m && !m.reset && now < m.resets_at && m.used_percentage >= pauseAtPercent
+      ? [{ window: w, ...m }]
+      : [];
+  });
+  if (limiting.length > 0) {
+    const last = limiting.reduce((a, b) => (b.resets_at > a.resets_at ? b : a));
+    return {
+      limited: true,
+      until: iso(last.resets_at),
+      window: last.window,
+      reason: limiting
+        .map(
+          (l) =>
+            `${l.window} window at ${pct(l.used_percentage)} until ${shortTime(l.resets_at, now)}`,
+        )
+        .join("; "),
+    };
+  }
+  const seen = WINDOWS.flatMap((w) => {
+    const m = merged[w];
+    if (!m) return [];
+    return [
+      m.reset
+        ? `${w} reset at ${shortTime(m.resets_at, now)}`
+        : `${w} at ${pct(m.used_percentage)}`,
+    ];
+  });
+  return {
+    limited: false,
+    until: null,
+    window: null,
+    reason: seen.length
+      ? `below ${pct(pauseAtPercent)}: ${seen.join(", ")}`
+      : "no usage readings yet",
+  };
+}
+
 /** Merges the seat's readings and says whether it is limited at `pauseAtPercent`. */
 export function seatLimit(
-  _seat: string,
-  _pauseAtPercent: number,
-  _now: number = Date.now(),
+  seat: string,
+  pauseAtPercent: number,
+  now: number = Date.now(),
+  env: NodeJS.ProcessEnv = process.env,
 ): SeatLimit {
-  return { limited: false, until: null, reason: "no usage readings yet", window: null };
+  return judgeSeat(mergeReadings(readReadings(seat, env), now), pauseAtPercent, now);
+}
+
+/**
+ * Records a usage-limit refusal as a 100 % reading for the whole seat, so every program on it
+ * pauses alike: the window the text names (weekly → seven_day, else five_hour) until the reset
+ * it names, or now + `fallbackMs`. One refusal (same text and entry time) is recorded once.
+ * Returns the reading in effect for it.
+ */
+export function recordRefusalReading(
+  seat: string,
+  refusal: Refusal,
+  fallbackMs: number,
+  now: number = Date.now(),
+  env: NodeJS.ProcessEnv = process.env,
+): Reading {
+  const window = refusal.window ?? refusalWindow(refusal.text);
+  if (refusal.at) {
+    const same = readReadings(seat, env).find(
+      (r) => r.source === "refusal" && r.text === refusal.text && r.refusal_at === refusal.at,
+    );
+    if (same) return same;
+  }
+  const resetsMs = refusal.resets_at !== null ? refusal.resets_at * 1000 : now + fallbackMs;
+  const reading = {
+    window,
+    used_percentage: 100,
+    resets_at: iso(resetsMs),
+    source: "refusal" as const,
+    text: refusal.text,
+    refusal_at: refusal.at,
+  };
+  const [written] = appendReadings(seat, [reading], now, env);
+  return written ?? { at: iso(now), seat, ...reading };
 }

@@ -1,0 +1,236 @@
+// Usage readings per seat (DESIGN §5): one JSONL file per seat under the host state dir,
+// appended by every statusline update and by the watchdog when it sees a refusal.
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import { isErrno, writeFileAtomic } from "../util/fs.js";
+import { iso } from "../util/time.js";
+import { ensureHostDir, hostStateDir, seatKey } from "./host-state.js";
+
+export type UsageWindow = "five_hour" | "seven_day";
+export const WINDOWS: readonly UsageWindow[] = ["five_hour", "seven_day"];
+
+export interface Reading {
+  at: string;
+  seat: string;
+  window: UsageWindow;
+  used_percentage: number;
+  /** ISO time the window resets. */
+  resets_at: string;
+  source: "statusline" | "refusal";
+  /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
+  text?: string;
+  refusal_at?: string | null;
+}
+
+export type NewReading = Omit<Reading, "at" | "seat">;
+
+/** The merged state of one window: the readings with the latest reset, their highest use. */
+export interface MergedWindow {
+  used_percentage: number;
+  /** Epoch ms. */
+  resets_at: number;
+  reset: boolean;
+}
+
+export type Merged = Record<UsageWindow, MergedWindow | null>;
+
+const USAGE = "usage";
+/** Past this size the file is pruned on the next append. */
+const PRUNE_AT = 64 * 1024;
+/** Readings kept per window when pruning, besides the ones that must stay. */
+const KEEP_PER_WINDOW = 20;
+/** How much of the file's end is read to find the newest reading of each window. */
+const TAIL = 8 * 1024;
+const WEEK = 7 * 24 * 3600 * 1000;
+
+export function readingsPath(seat: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(hostStateDir(env), USAGE, `${seatKey(seat)}.jsonl`);
+}
+
+function isReading(v: unknown): v is Reading {
+  const r = v as Reading;
+  return (
+    !!r &&
+    typeof r === "object" &&
+    (r.window === "five_hour" || r.window === "seven_day") &&
+    typeof r.used_percentage === "number" &&
+    Number.isFinite(r.used_percentage) &&
+    typeof r.resets_at === "string" &&
+    Number.isFinite(Date.parse(r.resets_at)) &&
+    typeof r.seat === "string"
+  );
+}
+
+/** Parses a readings file's text; lines that are not whole readings (a torn last line) are skipped. */
+export function parseReadings(text: string): Reading[] {
+  const out: Reading[] = [];
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    try {
+      const v = JSON.parse(line);
+      if (isReading(v)) out.push(v);
+    } catch {
+      // torn
+    }
+  }
+  return out;
+}
+
+export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env): Reading[] {
+  try {
+    return parseReadings(readFileSync(readingsPath(seat, env), "utf8"));
+  } catch {
+    return [];
+  }
+}
+
+/** Every seat that has readings on this host. */
+export function seatsWithReadings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dir = join(hostStateDir(env), USAGE);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const seats = new Set<string>();
+  for (const name of names) {
+    if (!/^[0-9a-f]{16}\.jsonl$/.test(name)) continue;
+    try {
+      const readings = parseReadings(readFileSync(join(dir, name), "utf8"));
+      const seat = readings.at(-1)?.seat;
+      if (seat) seats.add(seat);
+    } catch {
+      // vanished meanwhile
+    }
+  }
+  return [...seats].sort();
+}
+
+/** Merges readings per window (DESIGN §5). Pure. */
+export function mergeReadings(readings: Reading[], now: number): Merged {
+  const merged: Merged = { five_hour: null, seven_day: null };
+  for (const r of readings) {
+    const resets = Date.parse(r.resets_at);
+    const cur = merged[r.window];
+    if (!cur || resets > cur.resets_at) {
+      merged[r.window] = { used_percentage: r.used_percentage, resets_at: resets, reset: false };
+    } else if (resets === cur.resets_at && r.used_percentage > cur.used_percentage) {
+      cur.used_percentage = r.used_percentage; // within a window, use only rises
+    }
+  }
+  for (const w of WINDOWS) {
+    const m = merged[w];
+    if (m) m.reset = now >= m.resets_at;
+  }
+  return merged;
+}
+
+/**
+ * Drops old readings while keeping what the merge needs: per window the newest reading (the
+ * proof a window reopened), the reading that sets the merged value, and the last few
+ * readings of windows that reset less than a week ago. Keeps file order. Pure.
+ */
+export function pruneReadings(readings: Reading[], now: number): Reading[] {
+  const keep = new Set<number>();
+  for (const w of WINDOWS) {
+    const idx = readings.map((r, i) => [r, i] as const).filter(([r]) => r.window === w);
+    if (idx.length === 0) continue;
+    keep.add((idx.at(-1) as readonly [Reading, number])[1]);
+    let best: readonly [Reading, number] | undefined;
+    for (const e of idx) {
+      if (!best) best = e;
+      else {
+        const [r, b] = [Date.parse(e[0].resets_at), Date.parse(best[0].resets_at)];
+        if (r > b || (r === b && e[0].used_percentage > best[0].used_percentage)) best = e;
+      }
+    }
+    if (best) keep.add(best[1]);
+    const recent = idx.filter(([r]) => Date.parse(r.resets_at) > now - WEEK);
+    for (const [, i] of recent.slice(-KEEP_PER_WINDOW)) keep.add(i);
+  }
+  return readings.filter((_, i) => keep.has(i));
+}
+
+function sameValue(a: Reading | undefined, b: NewReading): boolean {
+  return (
+    !!a &&
+    a.used_percentage === b.used_percentage &&
+    Date.parse(a.resets_at) === Date.parse(b.resets_at) &&
+    a.source === b.source
+  );
+}
+
+/**
+ * Appends readings for a seat, skipping one identical to the newest reading of its window
+ * (keeps the file small), and prunes the file when it has grown. Returns what was appended.
+ */
+export function appendReadings(
+  seat: string,
+  readings: NewReading[],
+  now: number = Date.now(),
+  env: NodeJS.ProcessEnv = process.env,
+): Reading[] {
+  if (readings.length === 0) return [];
+  const path = readingsPath(seat, env);
+  let fd: number;
+  try {
+    fd = openSync(path, "a+", 0o600);
+  } catch (err) {
+    if (!isErrno(err, "ENOENT")) throw err;
+    ensureHostDir(USAGE, env); // only the first reading of a host pays for the mkdir
+    fd = openSync(path, "a+", 0o600);
+  }
+  let size: number;
+  let written: Reading[];
+  try {
+    size = fstatSync(fd).size;
+    // The newest reading of each window is near the end: read the tail, the rest only if needed.
+    let text = size > 0 ? readRange(fd, Math.max(0, size - TAIL), Math.min(size, TAIL)) : "";
+    let newest = newestByWindow(parseReadings(text));
+    if (size > TAIL && newest.size < WINDOWS.length)
+      newest = newestByWindow(parseReadings(readRange(fd, 0, size)));
+    written = readings
+      .filter((r) => !sameValue(newest.get(r.window), r))
+      .map((r) => ({ at: iso(now), seat, ...r }));
+    if (written.length === 0) return [];
+    // One write(2) on an O_APPEND file: concurrent statuslines never interleave lines; a
+    // torn last line gets its own line ended first.
+    const prefix = text.length > 0 && !text.endsWith("\n") ? "\n" : "";
+    text = `${prefix}${written.map((r) => JSON.stringify(r)).join("\n")}\n`;
+    writeSync(fd, text);
+    size += Buffer.byteLength(text);
+  } finally {
+    closeSync(fd);
+  }
+  if (size > PRUNE_AT) {
+    const kept = pruneReadings(readReadings(seat, env), now);
+    writeFileAtomic(path, kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  }
+  return written;
+}
+
+function newestByWindow(readings: Reading[]): Map<UsageWindow, Reading> {
+  const newest = new Map<UsageWindow, Reading>();
+  for (const r of readings) newest.set(r.window, r);
+  return newest;
+}
+
+function readRange(fd: number, start: number, length: number): string {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, start + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.toString("utf8", 0, got);
+}

@@ -1,0 +1,158 @@
+// Reading a usage-limit refusal's text (DESIGN §5). Pure: the entry's time and the local zone
+// come in as arguments, so the table of texts in the tests pins every case.
+
+export type RefusalWindow = "five_hour" | "seven_day";
+
+export interface ParsedRefusal {
+  /** Epoch seconds the limit resets, or null when the text names no time we can be sure of. */
+  resets_at: number | null;
+  window: RefusalWindow;
+}
+
+const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+/** A warning ("Approaching usage limit · 75% used") is never a limit. */
+const WARNING = /\bapproaching\b|\b\d{1,3}\s*%\s*(?:of\s+\w+\s+)?used\b/i;
+const LIMIT =
+  /usage limit reached|\blimit reached\b|\bhit (?:your|the) (?:[\w-]+ )*limit\b|\breached (?:your|the) (?:[\w-]+ )*limit\b|\bout of (?:extra )?usage\b/i;
+
+/** The window a refusal speaks of: weekly texts name the seven-day window. */
+export function refusalWindow(text: string): RefusalWindow {
+  return /\bweek(?:ly)?\b|\b7[- ]day\b|\bseven[- ]day\b/i.test(text) ? "seven_day" : "five_hour";
+}
+
+/**
+ * Whether `text` is a usage-limit refusal, and until when. `entryTime` (ms) is the refusal
+ * entry's own time: a clock time ("resets 3pm") means the next such time after it, in the
+ * zone the text names, else `localZone`. Returns null for anything that is not a limit.
+ */
+export function parseRefusal(
+  text: string,
+  entryTime: number,
+  localZone: string = Intl.DateTimeFormat().resolvedOptions().timeZone,
+): ParsedRefusal | null {
+  const epoch = /usage limit reached\s*\|\s*(\d{9,13})\b/i.exec(text);
+  if (epoch) {
+    const n = Number(epoch[1]);
+    return { resets_at: n > 1e12 ? Math.floor(n / 1000) : n, window: refusalWindow(text) };
+  }
+  if (!LIMIT.test(text) || (WARNING.test(text) && !/reached|\bhit\b/i.test(text))) return null;
+  return { resets_at: resetOf(text, entryTime, localZone), window: refusalWindow(text) };
+}
+
+function resetOf(text: string, entryTime: number, localZone: string): number | null {
+  const m = /\bresets?\s+(?:at\s+|on\s+)?([^()\n]*?)\s*(?:\(([^)]+)\))?\s*\.?\s*$/im.exec(text);
+  if (!m || !Number.isFinite(entryTime)) return null;
+  const spec = (m[1] ?? "").trim().toLowerCase().replace(/,/g, " ").replace(/\s+/g, " ");
+  const zone = m[2]?.trim() || localZone;
+  if (!validZone(zone)) return null;
+
+  const clockRe = /(?:^|\s)(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$/;
+  const clock = clockRe.exec(spec);
+  let hour = 0;
+  let minute = 0;
+  let rest = spec;
+  if (clock) {
+    hour = Number(clock[1]);
+    minute = Number(clock[2] ?? 0);
+    const ampm = clock[3];
+    if (!ampm && clock[2] === undefined) return null; // a bare number is not a time
+    if (ampm) {
+      if (hour < 1 || hour > 12) return null;
+      hour = (hour % 12) + (ampm === "pm" ? 12 : 0);
+    }
+    if (hour > 23 || minute > 59) return null;
+    rest = spec.slice(0, clock.index).trim();
+  }
+  const start = zonedParts(entryTime, zone);
+  if (rest === "" || rest === "today" || rest === "tomorrow") {
+    if (!clock) return null;
+    let day = { y: start.y, mo: start.mo, d: start.d + (rest === "tomorrow" ? 1 : 0) };
+    let at = instantOf(day, hour, minute, zone);
+    if (rest === "" && at <= entryTime) {
+      day = { ...day, d: day.d + 1 };
+      at = instantOf(day, hour, minute, zone);
+    }
+    return Math.floor(at / 1000);
+  }
+  const weekday = WEEKDAYS.findIndex((w) => rest === w || rest === w.slice(0, 3));
+  if (weekday >= 0) {
+    let ahead = (weekday - start.wd + 7) % 7;
+    if (ahead === 0) {
+      // "resets Tuesday" said on a Tuesday: today later, or a week on? Unsure.
+      if (!clock) return null;
+      if (instantOf(start, hour, minute, zone) <= entryTime) ahead = 7;
+    }
+    const at = instantOf({ y: start.y, mo: start.mo, d: start.d + ahead }, hour, minute, zone);
+    return Math.floor(at / 1000);
+  }
+  const date =
+    /^([a-z]{3})[a-z]*\.? (\d{1,2})$/.exec(rest) ?? /^(\d{1,2}) ([a-z]{3})[a-z]*\.?$/.exec(rest);
+  if (date) {
+    const [a, b] = [date[1] ?? "", date[2] ?? ""];
+    const monthName = /^\d/.test(a) ? b : a;
+    const dayNum = Number(/^\d/.test(a) ? a : b);
+    const mo = MONTHS.indexOf(monthName.slice(0, 3)) + 1;
+    if (mo === 0 || dayNum < 1 || dayNum > 31) return null;
+    let at = instantOf({ y: start.y, mo, d: dayNum }, hour, minute, zone);
+    if (at <= entryTime) at = instantOf({ y: start.y + 1, mo, d: dayNum }, hour, minute, zone);
+    return Math.floor(at / 1000);
+  }
+  return null;
+}
+
+function validZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The wall-clock date and time of an instant in a zone. */
+function zonedParts(ms: number, zone: string) {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+      weekday: "short",
+    });
+    formatters.set(zone, f);
+  }
+  const p: Record<string, string> = {};
+  for (const part of f.formatToParts(ms)) p[part.type] = part.value;
+  return {
+    y: Number(p.year),
+    mo: Number(p.month),
+    d: Number(p.day),
+    h: Number(p.hour),
+    mi: Number(p.minute),
+    s: Number(p.second),
+    wd: ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].indexOf(p.weekday ?? ""),
+  };
+}
+
+/** The zone's offset from UTC (ms) at an instant. */
+function offsetAt(ms: number, zone: string): number {
+  const p = zonedParts(ms, zone);
+  return Date.UTC(p.y, p.mo - 1, p.d, p.h, p.mi, p.s) - Math.floor(ms / 1000) * 1000;
+}
+
+/** The instant a wall-clock time on a date has in a zone (day may overflow: Date.UTC carries). */
+function instantOf(day: { y: number; mo: number; d: number }, h: number, mi: number, zone: string) {
+  const wall = Date.UTC(day.y, day.mo - 1, day.d, h, mi);
+  let guess = wall - offsetAt(wall, zone);
+  guess = wall - offsetAt(guess, zone); // second pass settles a DST edge
+  return guess;
+}

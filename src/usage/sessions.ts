@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { processInfo } from "../process/identity.js";
+import { writeJsonAtomic } from "../util/fs.js";
+import { ensureHostDir, hostStateDir } from "./host-state.js";
+
+/**
+ * The statusline's session map (DESIGN §4): which transcript an agent process is writing.
+ * One small file per agent pid (`sessions/<pid>.json`), so agents never race on one file;
+ * the start time inside tells a reused pid apart.
+ */
+export interface SessionEntry {
+  pid: number;
+  start_time: string;
+  transcript_path: string | null;
+  session_id: string | null;
+  cwd: string | null;
+  seat: string;
+  at: string;
+}
+
+const SESSIONS = "sessions";
+
+function read(path: string): SessionEntry | null {
+  try {
+    const value = JSON.parse(readFileSync(path, "utf8"));
+    if (value && typeof value.pid === "number" && typeof value.start_time === "string")
+      return value as SessionEntry;
+  } catch {
+    // absent or torn by a hand edit: no entry
+  }
+  return null;
+}
+
+/**
+ * Records an agent's session; rewrites the file only when what it says changed (the
+ * statusline runs on every update). Returns whether it wrote.
+ */
+export function recordSession(entry: SessionEntry, env: NodeJS.ProcessEnv = process.env): boolean {
+  let dir = join(hostStateDir(env), SESSIONS);
+  const path = join(dir, `${entry.pid}.json`);
+  const old = read(path);
+  if (
+    old &&
+    old.start_time === entry.start_time &&
+    old.transcript_path === entry.transcript_path &&
+    old.session_id === entry.session_id &&
+    old.cwd === entry.cwd &&
+    old.seat === entry.seat
+  )
+    return false;
+  if (!old) dir = ensureHostDir(SESSIONS, env);
+  writeJsonAtomic(path, entry);
+  if (!old) pruneDeadSessions(dir, entry.pid);
+  return true;
+}
+
+/** Drops entries whose agent is gone or whose pid now names another process. */
+function pruneDeadSessions(dir: string, keepPid: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^(\d+)\.json$/.exec(name);
+    if (!m || Number(m[1]) === keepPid) continue;
+    const entry = read(join(dir, name));
+    const info = processInfo(Number(m[1]));
+    if (!entry || !info || info.state === "Z" || info.startTime !== entry.start_time)
+      rmSync(join(dir, name), { force: true });
+  }
+}
+
+/** The session recorded for exactly this process (pid and start time), or null. */
+export function lookupSession(
+  manager: { pid: number; start_time: string },
+  env: NodeJS.ProcessEnv = process.env,
+): SessionEntry | null {
+  const entry = read(join(hostStateDir(env), SESSIONS, `${manager.pid}.json`));
+  return entry && entry.start_time === manager.start_time ? entry : null;
+}

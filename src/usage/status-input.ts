@@ -1,0 +1,136 @@
+// What Claude Code pipes to its statusLine command, validated piece by piece with zod/mini:
+// one malformed field must not cost the rest of the line.
+import * as z from "zod/mini";
+import type { NewReading, UsageWindow } from "./readings.js";
+
+const finite = z.number().check(z.refine(Number.isFinite));
+// resets_at is epoch seconds; an ISO string (or epoch ms) is taken too rather than dropped.
+const rateWindow = z.object({
+  used_percentage: finite,
+  resets_at: z.optional(z.nullable(z.union([finite, z.string()]))),
+});
+
+function epochSeconds(v: number | string | null | undefined): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === "string") {
+    const ms = Date.parse(v);
+    return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
+  }
+  return v > 1e12 ? Math.floor(v / 1000) : v;
+}
+const model = z.object({ id: z.optional(z.string()), display_name: z.optional(z.string()) });
+const currentUsage = z.object({
+  input_tokens: z.optional(finite),
+  cache_creation_input_tokens: z.optional(finite),
+  cache_read_input_tokens: z.optional(finite),
+});
+const contextWindow = z.object({
+  context_window_size: z.optional(z.nullable(finite)),
+  current_usage: z.optional(z.nullable(z.unknown())),
+});
+const text = z.string();
+
+export interface RateWindow {
+  used_percentage: number;
+  /** Epoch seconds, or null when not given. */
+  resets_at: number | null;
+}
+
+export interface StatusInput {
+  model: string | null;
+  transcript_path: string | null;
+  session_id: string | null;
+  cwd: string | null;
+  /** input + cache creation + cache read of the current context, when Claude Code gave it. */
+  context_tokens: number | null;
+  context_size: number | null;
+  windows: Partial<Record<UsageWindow, RateWindow>>;
+}
+
+function pick<T>(schema: z.ZodMiniType<T>, value: unknown): T | null {
+  const r = schema.safeParse(value);
+  return r.success ? r.data : null;
+}
+
+/** Reads whatever is usable out of the statusline input (any JSON value, or undefined). */
+export function readStatusInput(raw: unknown): StatusInput {
+  const o =
+    raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const m = pick(model, o.model);
+  const cw = pick(contextWindow, o.context_window);
+  const cu = cw?.current_usage ? pick(currentUsage, cw.current_usage) : null;
+  const windows: StatusInput["windows"] = {};
+  const limits =
+    o.rate_limits && typeof o.rate_limits === "object"
+      ? (o.rate_limits as Record<string, unknown>)
+      : {};
+  for (const w of ["five_hour", "seven_day"] as const) {
+    const r = pick(rateWindow, limits[w]);
+    if (r)
+      windows[w] = { used_percentage: r.used_percentage, resets_at: epochSeconds(r.resets_at) };
+  }
+  const workspace =
+    o.workspace && typeof o.workspace === "object" ? (o.workspace as Record<string, unknown>) : {};
+  return {
+    model: m?.display_name ?? m?.id ?? (typeof o.model === "string" ? o.model : null),
+    transcript_path: pick(text, o.transcript_path),
+    session_id: pick(text, o.session_id),
+    cwd: pick(text, o.cwd) ?? pick(text, workspace.current_dir),
+    context_tokens: cu
+      ? (cu.input_tokens ?? 0) +
+        (cu.cache_creation_input_tokens ?? 0) +
+        (cu.cache_read_input_tokens ?? 0)
+      : null,
+    context_size: cw?.context_window_size ?? null,
+    windows,
+  };
+}
+
+/** The readings a statusline input carries: one per window that names its reset. */
+export function readingsOf(input: StatusInput): NewReading[] {
+  const out: NewReading[] = [];
+  for (const w of ["five_hour", "seven_day"] as const) {
+    const r = input.windows[w];
+    if (!r || r.resets_at === null) continue;
+    out.push({
+      window: w,
+      used_percentage: r.used_percentage,
+      resets_at: new Date(r.resets_at * 1000).toISOString(),
+      source: "statusline",
+    });
+  }
+  return out;
+}
+
+/** `143k`, `1.2M`, `950`. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 999_500) return `${Math.round(n / 1000)}k`;
+  const m = n / 1_000_000;
+  return `${Number.isInteger(m) ? m : m.toFixed(1)}M`;
+}
+
+function hhmm(epochSeconds: number): string {
+  const d = new Date(epochSeconds * 1000);
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+}
+
+/** The one line: `Opus 4.6 · ctx 143k/200k · 5h 30% ↻14:00 · 7d 81%` (reset as local time). */
+export function statusLine(input: StatusInput, contextTokens: number | null): string {
+  const parts: string[] = [];
+  if (input.model) parts.push(input.model);
+  if (contextTokens !== null) {
+    parts.push(
+      `ctx ${formatTokens(contextTokens)}${input.context_size ? `/${formatTokens(input.context_size)}` : ""}`,
+    );
+  }
+  const five = input.windows.five_hour;
+  if (five) {
+    parts.push(
+      `5h ${Math.floor(five.used_percentage)}%${five.resets_at !== null ? ` ↻${hhmm(five.resets_at)}` : ""}`,
+    );
+  }
+  const seven = input.windows.seven_day;
+  if (seven) parts.push(`7d ${Math.floor(seven.used_percentage)}%`);
+  return parts.join(" · ");
+}

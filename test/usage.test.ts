@@ -1,0 +1,317 @@
+import { appendFileSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { judgeSeat, recordRefusalReading, seatLimit } from "../src/usage/limit.js";
+import {
+  appendReadings,
+  mergeReadings,
+  pruneReadings,
+  type Reading,
+  readingsPath,
+  readReadings,
+} from "../src/usage/readings.js";
+import { refusalAtEnd } from "../src/usage/transcript.js";
+import { sheepdog, tempDir } from "./helpers/cli.js";
+import { FIXTURES } from "./helpers/usage.js";
+
+const H = 3600_000;
+const NOW = Date.parse("2026-11-30T12:00:00Z");
+const at = (ms: number) => new Date(ms).toISOString();
+
+function reading(
+  window: Reading["window"],
+  used: number,
+  resetsMs: number,
+  atMs = NOW - H,
+): Reading {
+  return {
+    at: at(atMs),
+    seat: "/s",
+    window,
+    used_percentage: used,
+    resets_at: at(resetsMs),
+    source: "statusline",
+  };
+}
+
+describe("mergeReadings", () => {
+  const cases: [string, Reading[], ReturnType<typeof mergeReadings>][] = [
+    ["no readings", [], { five_hour: null, seven_day: null }],
+    [
+      "the highest use within the latest window",
+      [
+        reading("five_hour", 40, NOW + H),
+        reading("five_hour", 55, NOW + H),
+        reading("five_hour", 50, NOW + H),
+      ],
+      { five_hour: { used_percentage: 55, resets_at: NOW + H, reset: false }, seven_day: null },
+    ],
+    [
+      "an older window's higher percentage is ignored",
+      [reading("five_hour", 100, NOW - 2 * H), reading("five_hour", 5, NOW + 3 * H)],
+      { five_hour: { used_percentage: 5, resets_at: NOW + 3 * H, reset: false }, seven_day: null },
+    ],
+    [
+      "a window whose reset has passed reads as reset",
+      [reading("five_hour", 100, NOW - 60_000), reading("seven_day", 81, NOW + 48 * H)],
+      {
+        five_hour: { used_percentage: 100, resets_at: NOW - 60_000, reset: true },
+        seven_day: { used_percentage: 81, resets_at: NOW + 48 * H, reset: false },
+      },
+    ],
+    [
+      "reset exactly now counts as reset",
+      [reading("seven_day", 100, NOW)],
+      { five_hour: null, seven_day: { used_percentage: 100, resets_at: NOW, reset: true } },
+    ],
+  ];
+  it.each(cases)("%s", (_name, input, expected) => {
+    expect(mergeReadings(input, NOW)).toEqual(expected);
+  });
+});
+
+describe("judgeSeat / seatLimit thresholds", () => {
+  const merged = (used: number, resets = NOW + 2 * H) =>
+    mergeReadings([reading("five_hour", used, resets)], NOW);
+  it.each([
+    [75, 90, true],
+    [90, 90, true],
+    [100, 90, false],
+    [75, 74.9, false],
+    [100, 100, true],
+  ])("pause_at %d%% with use %d%% → limited %s", (pauseAt, used, limited) => {
+    const r = judgeSeat(merged(used), pauseAt, NOW);
+    expect(r.limited).toBe(limited);
+    if (limited) {
+      expect(r).toMatchObject({ until: at(NOW + 2 * H), window: "five_hour" });
+      expect(r.reason).toBe(`five_hour window at ${used}% until 14:00Z`);
+    } else expect(r).toMatchObject({ until: null, window: null });
+  });
+
+  it("is not limited once the window has reset; with both windows, until is the later", () => {
+    expect(judgeSeat(merged(100, NOW - 1), 100, NOW).limited).toBe(false);
+    const both = mergeReadings(
+      [reading("five_hour", 100, NOW + 2 * H), reading("seven_day", 100, NOW + 50 * H)],
+      NOW,
+    );
+    expect(judgeSeat(both, 100, NOW)).toEqual({
+      limited: true,
+      until: at(NOW + 50 * H),
+      window: "seven_day",
+      reason:
+        "five_hour window at 100% until 14:00Z; seven_day window at 100% until 2026-12-02 14:00Z",
+    });
+  });
+
+  it("reads the seat's real readings file", () => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const seat = "/home/ops/.claude-loop";
+    expect(seatLimit(seat, 100, NOW, env)).toMatchObject({
+      limited: false,
+      reason: "no usage readings yet",
+    });
+    appendReadings(
+      seat,
+      [{ window: "five_hour", used_percentage: 90, resets_at: at(NOW + H), source: "statusline" }],
+      NOW,
+      env,
+    );
+    expect(seatLimit(seat, 75, NOW, env).limited).toBe(true);
+    expect(seatLimit(seat, 90, NOW, env).limited).toBe(true);
+    expect(seatLimit(seat, 100, NOW, env)).toMatchObject({ limited: false, until: null });
+    expect(seatLimit("/another/seat", 75, NOW, env).limited).toBe(false);
+  });
+});
+
+describe("pruning", () => {
+  it("keeps the newest reading of every window and what the merge needs", () => {
+    const old: Reading[] = [];
+    for (let i = 0; i < 50; i++)
+      old.push(reading("five_hour", i, NOW - 10 * 24 * H, NOW - 11 * 24 * H));
+    const peak = reading("seven_day", 97, NOW + 24 * H, NOW - 3 * H);
+    const later: Reading[] = [];
+    for (let i = 0; i < 30; i++)
+      later.push(reading("seven_day", 60, NOW + 24 * H, NOW - 2 * H + i));
+    const all = [...old, peak, ...later];
+    const kept = pruneReadings(all, NOW);
+    expect(kept.length).toBeLessThan(30);
+    expect(kept).toContain(old.at(-1)); // the only five_hour proof left: its newest
+    expect(kept).toContain(peak); // sets the merged seven_day value
+    expect(kept).toContain(later.at(-1));
+    expect(kept.filter((r) => r.window === "five_hour")).toHaveLength(1);
+    expect(mergeReadings(kept, NOW)).toEqual(mergeReadings(all, NOW));
+  });
+
+  it("prunes the file as it grows, keeping the merged values", () => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const seat = "/seat";
+    for (let i = 0; i < 700; i++) {
+      const t = NOW - (700 - i) * 30 * 60_000; // one reading every half hour, over two weeks
+      const windowEnd = t - (t % (5 * H)) + 5 * H;
+      appendReadings(
+        seat,
+        [
+          {
+            window: "five_hour",
+            used_percentage: i % 97,
+            resets_at: at(windowEnd),
+            source: "statusline",
+          },
+          {
+            window: "seven_day",
+            used_percentage: i % 89,
+            resets_at: at(t + 3 * 24 * H),
+            source: "statusline",
+          },
+        ],
+        t,
+        env,
+      );
+    }
+    const path = readingsPath(seat, env);
+    expect(statSync(path).size).toBeLessThan(100 * 1024);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const rows = readReadings(seat, env);
+    expect(rows.at(-1)?.used_percentage).toBe(699 % 89);
+    const fh = rows.filter((r) => r.window === "five_hour").at(-1);
+    expect(fh?.used_percentage).toBe(699 % 97);
+  });
+});
+
+describe("appendReadings", () => {
+  it("starts a new line after a torn last line, and skips a repeat of the newest value", () => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const r = {
+      window: "five_hour" as const,
+      used_percentage: 10,
+      resets_at: at(NOW + H),
+      source: "statusline" as const,
+    };
+    appendReadings("/seat", [r], NOW, env);
+    appendFileSync(readingsPath("/seat", env), '{"at":"2026-11-30T12:00:00Z","seat":"/se');
+    expect(appendReadings("/seat", [{ ...r, used_percentage: 20 }], NOW, env)).toHaveLength(1);
+    expect(appendReadings("/seat", [{ ...r, used_percentage: 20 }], NOW, env)).toHaveLength(0);
+    expect(readReadings("/seat", env).map((x) => x.used_percentage)).toEqual([10, 20]);
+  });
+});
+
+describe("recordRefusalReading", () => {
+  it("records the limit fixture's refusal once, as a 100% five_hour reading until its reset", () => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const refusal = refusalAtEnd(join(FIXTURES, "transcript-limit.jsonl"));
+    expect(refusal).not.toBeNull();
+    const now = 1763028000 * 1000 - H;
+    const r = recordRefusalReading("/seat", refusal as NonNullable<typeof refusal>, H, now, env);
+    expect(r).toMatchObject({
+      window: "five_hour",
+      used_percentage: 100,
+      resets_at: "2025-11-13T10:00:00.000Z",
+      source: "refusal",
+    });
+    recordRefusalReading("/seat", refusal as NonNullable<typeof refusal>, H, now + 60_000, env);
+    expect(readReadings("/seat", env)).toHaveLength(1);
+    expect(seatLimit("/seat", 100, now, env)).toMatchObject({
+      limited: true,
+      until: "2025-11-13T10:00:00.000Z",
+      window: "five_hour",
+    });
+  });
+
+  it("uses the fallback when the text names no reset, and seven_day for a weekly text", () => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const r = recordRefusalReading(
+      "/seat",
+      { text: "You've hit your weekly limit", resets_at: null, at: null },
+      2 * H,
+      NOW,
+      env,
+    );
+    expect(r).toMatchObject({ window: "seven_day", resets_at: at(NOW + 2 * H) });
+    expect(seatLimit("/seat", 100, NOW, env)).toMatchObject({ limited: true, window: "seven_day" });
+    expect(seatLimit("/seat", 100, NOW + 2 * H, env).limited).toBe(false);
+  });
+});
+
+describe("sheepdog usage", () => {
+  const input = readFileSync(join(FIXTURES, "statusline-input.json"), "utf8");
+
+  it("--json gives the merged windows per seat", () => {
+    const state = tempDir();
+    const seatA = join(state, "seat-a");
+    const seatB = join(state, "seat-b");
+    const soon = Math.floor(Date.now() / 1000) + 3600;
+    const live = JSON.parse(input);
+    live.rate_limits.five_hour = { used_percentage: 100, resets_at: soon };
+    for (const [seat, body] of [
+      [seatA, input],
+      [seatB, JSON.stringify(live)],
+    ] as const) {
+      const r = sheepdog(["statusline"], {
+        env: { SHEEPDOG_STATE_DIR: state, CLAUDE_CONFIG_DIR: seat },
+        input: body,
+      });
+      expect(r.code).toBe(0);
+    }
+    const r = sheepdog(["usage", "--json"], { env: { SHEEPDOG_STATE_DIR: state } });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toEqual({
+      seats: [
+        {
+          seat: seatA,
+          limited: false,
+          reason: expect.stringContaining("five_hour reset"),
+          windows: {
+            five_hour: { used_percentage: 30, resets_at: "2025-11-13T10:00:00.000Z", reset: true },
+            seven_day: { used_percentage: 81, resets_at: "2025-11-18T10:00:00.000Z", reset: true },
+          },
+        },
+        {
+          seat: seatB,
+          limited: true,
+          reason: expect.stringMatching(/^five_hour window at 100% until \d\d:\d\dZ$/),
+          windows: {
+            five_hour: { used_percentage: 100, resets_at: at(soon * 1000), reset: false },
+            seven_day: { used_percentage: 81, resets_at: "2025-11-18T10:00:00.000Z", reset: true },
+          },
+        },
+      ],
+    });
+    const one = sheepdog(["usage", "--seat", seatB, "--json"], {
+      env: { SHEEPDOG_STATE_DIR: state },
+    });
+    expect(JSON.parse(one.stdout).seats.map((s: { seat: string }) => s.seat)).toEqual([seatB]);
+    const human = sheepdog(["usage"], { env: { SHEEPDOG_STATE_DIR: state } });
+    expect(human.code).toBe(0);
+    const lines = human.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^seat\s+window\s+used\s+resets\s+state$/);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/five_hour\s+100%\s+\S+ \d\d:\d\dZ\s+limited$/),
+    );
+    expect(lines.at(-1)).toMatch(/seat-b: limited: five_hour window at 100%/);
+  });
+
+  it("an unknown seat has no windows; bad flags exit 2", () => {
+    const state = tempDir();
+    const r = sheepdog(["usage", "--seat", "/nowhere", "--json"], {
+      env: { SHEEPDOG_STATE_DIR: state },
+    });
+    expect(JSON.parse(r.stdout)).toEqual({
+      seats: [
+        {
+          seat: "/nowhere",
+          limited: false,
+          reason: "no usage readings yet",
+          windows: { five_hour: null, seven_day: null },
+        },
+      ],
+    });
+    expect(sheepdog(["usage"], { env: { SHEEPDOG_STATE_DIR: state } }).stdout).toMatch(
+      /no usage readings yet/,
+    );
+    const bad = sheepdog(["usage", "--bogus"], { env: { SHEEPDOG_STATE_DIR: state } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--bogus/);
+    expect(sheepdog(["usage", "--seat", ""], { env: { SHEEPDOG_STATE_DIR: state } }).code).toBe(2);
+  });
+});
