@@ -2,6 +2,7 @@ import { openProgram } from "../config/context.js";
 import { EXIT } from "../errors.js";
 import { performSave } from "../heartbeat/save.js";
 import { findManager } from "../process/manager.js";
+import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
@@ -17,8 +18,11 @@ export async function run(argv: string[]): Promise<number> {
     },
     false,
   );
-  const program = openProgram(values.program, { create: true });
-  const manager = findManager(pidOption(values.pid));
+  // Config, state-dir safety and the manager are all checked before any state is created.
+  const pid = pidOption(values.pid);
+  const checked = openProgram(values.program);
+  const manager = findManager(pid);
+  const program = { ...checked, stateDir: ensureStateDir(checked.root) };
   const result = await performSave(program, {
     manager,
     ...(values.transcript !== undefined ? { transcript: values.transcript } : {}),

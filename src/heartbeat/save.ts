@@ -1,8 +1,12 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, readEvents } from "../journal/journal.js";
 import { replay } from "../journal/replay.js";
 import type { ProcessIdentity } from "../process/identity.js";
+import { seatOf } from "../usage/seat.js";
+import { contextTokensOf, findTranscript } from "../usage/transcript.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
 
@@ -25,35 +29,114 @@ export interface SaveOptions {
   transcript?: string;
   progress?: string;
   now?: number;
+  /** Where the manager runs (its transcript folder is named after it); default process.cwd(). */
+  cwd?: string;
+}
+
+/** What save and hand-over gather before they stamp. */
+export interface SaveFacts {
+  contextTokens: number | null;
+  transcript: string | null;
+  progress: string | null;
+  pushed: boolean | null;
+  notices: string[];
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The manager's transcript and its context size (DESIGN §4). Missing is a notice, never an error. */
+function contextOf(
+  program: ProgramContext,
+  opts: SaveOptions,
+  notices: string[],
+): { transcript: string | null; contextTokens: number | null } {
+  let transcript: string | null = null;
+  try {
+    if (opts.transcript !== undefined) {
+      transcript = resolve(opts.transcript);
+    } else {
+      transcript = findTranscript({
+        seat: seatOf(program.config),
+        cwd: opts.cwd ?? process.cwd(),
+        manager: { pid: opts.manager.pid, start_time: opts.manager.start_time },
+      });
+    }
+  } catch (err) {
+    notices.push(`cannot look for the transcript: ${message(err)}`);
+  }
+  if (transcript === null) {
+    if (opts.transcript === undefined)
+      notices.push(
+        `no transcript found for pid ${opts.manager.pid}: context size unknown (pass --transcript PATH)`,
+      );
+    return { transcript: null, contextTokens: null };
+  }
+  if (!existsSync(transcript)) {
+    notices.push(`transcript ${transcript} does not exist: context size unknown`);
+    return { transcript, contextTokens: null };
+  }
+  let contextTokens: number | null = null;
+  try {
+    contextTokens = contextTokensOf(transcript);
+  } catch (err) {
+    notices.push(`cannot read transcript ${transcript}: ${message(err)}`);
+    return { transcript, contextTokens: null };
+  }
+  if (contextTokens === null)
+    notices.push(`transcript ${transcript} has no assistant message with token usage yet`);
+  return { transcript, contextTokens };
 }
 
 /**
- * Stamps the heartbeat for the calling manager and gathers the answer. Never refuses: a
- * missing transcript or a failed push is reported in `notices`, and the stamp still happens.
+ * Gathers what a save reports: context size, progress fingerprint, and the ledger push.
+ * Git and glob code is loaded only when the program configures a ledger or progress paths,
+ * so a plain save stays fast. Never throws for a missing transcript or a failed push.
  */
-export async function performSave(program: ProgramContext, opts: SaveOptions): Promise<SaveResult> {
+export async function gatherSaveFacts(
+  program: ProgramContext,
+  opts: SaveOptions,
+  /** Called once the context size is known and before the ledger push (which may be slow). */
+  beforePush?: (contextTokens: number | null) => void,
+): Promise<SaveFacts> {
   const now = opts.now ?? Date.now();
   const notices: string[] = [];
-  const contextTokens: number | null = null;
-  const transcript: string | null = opts.transcript ?? null;
-  const pushed: boolean | null = null;
-  const progress = opts.progress ?? null;
+  const { transcript, contextTokens } = contextOf(program, opts, notices);
 
-  const claim = readClaim(program.stateDir);
-  if (!claim.held) notices.push("this manager does not hold the claim: run sheepdog claim acquire");
-  else if (claim.holder && claim.holder.pid !== opts.manager.pid) {
-    notices.push(
-      `the claim is held by pid ${claim.holder.pid}, not by this manager (pid ${opts.manager.pid})`,
-    );
+  let progress: string | null = opts.progress ?? null;
+  if (progress === null && program.config.progress) {
+    try {
+      const { progressFingerprint } = await import("../progress/fingerprint.js");
+      progress = progressFingerprint(program.root, program.config.progress.paths);
+    } catch (err) {
+      notices.push(`cannot compute the progress fingerprint: ${message(err)}`);
+    }
   }
 
-  stampHeartbeat(program.stateDir, opts.manager, contextTokens, now);
-  appendEvent(
-    program.stateDir,
-    { type: "saved", pid: opts.manager.pid, context_tokens: contextTokens, progress, pushed },
-    now,
-  );
+  beforePush?.(contextTokens);
+  let pushed: boolean | null = null;
+  if (program.config.ledger) {
+    try {
+      const { commitAndPushLedger } = await import("../ledger/ledger.js");
+      const ledger = await commitAndPushLedger(program.config.ledger, {
+        root: program.root,
+        program: program.name,
+        now,
+      });
+      pushed = ledger.pushed;
+      notices.push(...ledger.notices);
+    } catch (err) {
+      pushed = false;
+      notices.push(`ledger: ${message(err)}`);
+    }
+  }
+  return { contextTokens, transcript, progress, pushed, notices };
+}
 
+/** The answer save and hand-over print: the facts plus the watchdog's word (pause, stand-down). */
+export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: number): SaveResult {
+  const notices = [...facts.notices];
   const state = replay(readEvents(program.stateDir));
   const pause =
     state.paused && Date.parse(String(state.paused.until)) > now
@@ -61,17 +144,50 @@ export async function performSave(program: ProgramContext, opts: SaveOptions): P
       : null;
   if (pause) notices.push(`the program is paused until ${pause.until}: save and stop`);
   const stoodDown = state.stoodDown ? { reason: String(state.stoodDown.reason ?? "") } : null;
-
   return {
     program: program.name,
     saved_at: iso(now),
-    pushed,
-    context_tokens: contextTokens,
-    hand_over: contextTokens !== null && contextTokens >= program.policy.handOverTokens,
+    pushed: facts.pushed,
+    context_tokens: facts.contextTokens,
+    hand_over: facts.contextTokens !== null && facts.contextTokens >= program.policy.handOverTokens,
     hand_over_at: program.policy.handOverTokens,
-    transcript,
+    transcript: facts.transcript,
     pause,
     stood_down: stoodDown,
     notices,
   };
+}
+
+/**
+ * Stamps the heartbeat for the calling manager and gathers the answer. Never refuses: a
+ * missing transcript or a failed push is reported in `notices`, and the stamp still happens.
+ */
+export async function performSave(program: ProgramContext, opts: SaveOptions): Promise<SaveResult> {
+  // The heartbeat is stamped before the push: a save cut short by a hung remote still counts.
+  const facts = await gatherSaveFacts(program, opts, (tokens) =>
+    stampHeartbeat(program.stateDir, opts.manager, tokens, opts.now ?? Date.now()),
+  );
+  const now = opts.now ?? Date.now();
+
+  const claim = readClaim(program.stateDir);
+  if (!claim.held)
+    facts.notices.push("this manager does not hold the claim: run sheepdog claim acquire");
+  else if (claim.holder && claim.holder.pid !== opts.manager.pid) {
+    facts.notices.push(
+      `the claim is held by pid ${claim.holder.pid}, not by this manager (pid ${opts.manager.pid})`,
+    );
+  }
+
+  appendEvent(
+    program.stateDir,
+    {
+      type: "saved",
+      pid: opts.manager.pid,
+      context_tokens: facts.contextTokens,
+      progress: facts.progress,
+      pushed: facts.pushed,
+    },
+    now,
+  );
+  return saveAnswer(program, facts, now);
 }

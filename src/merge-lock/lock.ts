@@ -1,6 +1,13 @@
-// STUB (owned by the manager's-side work, issue 4): signatures are the contract; bodies to be written.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import * as z from "zod/mini";
+import { sameProcess } from "../claim/claim.js";
 import type { ProgramConfig } from "../config/schema.js";
-import type { Liveness } from "../process/identity.js";
+import { RefusedError, RuntimeFailure } from "../errors.js";
+import { type GitResult, git, gitFailure } from "../git/run.js";
+import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
+import { formatDuration } from "../util/duration.js";
+import { iso } from "../util/time.js";
 
 /** The holder JSON a merge-lock commit's message carries (DESIGN §10). */
 export interface MergeLockHolder {
@@ -12,17 +19,288 @@ export interface MergeLockHolder {
 }
 
 export type MergeLockState =
-  | { held: false }
+  /** `error`: the lock could not be read (repo or remote unreachable); no merge can be in flight there. */
+  | { held: false; error?: string }
   | {
       held: true;
       holder: MergeLockHolder | null;
       liveness: Liveness | "unreadable";
       age_ms: number | null;
+      /** The lock commit the ref points at. */
+      sha?: string;
     };
 
-/** Reads the merge lock ref (on the remote when one is configured). Never changes anything. */
+export type MergeLockConfig = NonNullable<ProgramConfig["merge_lock"]>;
+
+export interface LockOptions {
+  /** Base for a relative `merge_lock.repo` (the program root); default the working directory. */
+  root?: string;
+  now?: number;
+}
+
+const holderSchema = z.object({
+  pid: z.number().check(z.int(), z.positive()),
+  start_time: z.string(),
+  machine_id: z.string(),
+  item: z.nullable(z.string()),
+  at: z.string(),
+});
+
+// The lock commit is made by sheepdog, not by a person: a fixed identity also means a machine
+// with no git identity configured can take the lock.
+const LOCK_IDENT = {
+  GIT_AUTHOR_NAME: "sheepdog",
+  GIT_AUTHOR_EMAIL: "sheepdog@localhost",
+  GIT_COMMITTER_NAME: "sheepdog",
+  GIT_COMMITTER_EMAIL: "sheepdog@localhost",
+};
+
+function repoOf(cfg: MergeLockConfig, opts: LockOptions): string {
+  const repo = resolve(opts.root ?? process.cwd(), cfg.repo);
+  try {
+    if (statSync(repo).isDirectory()) return repo;
+  } catch {
+    // reported below
+  }
+  throw new RuntimeFailure(`merge_lock.repo ${repo} does not exist or is not a directory`);
+}
+
+async function must(r: Promise<GitResult>, what: string): Promise<string> {
+  const done = await r;
+  if (done.code !== 0) throw new RuntimeFailure(gitFailure(done, what));
+  return done.stdout;
+}
+
+/** The sha the lock ref points at (on the remote when one is configured), or null. */
+async function refSha(cfg: MergeLockConfig, repo: string): Promise<string | null> {
+  if (cfg.remote) {
+    const out = await must(
+      git(["ls-remote", cfg.remote, cfg.ref], { cwd: repo }),
+      `merge lock: cannot read ${cfg.ref} on ${cfg.remote}`,
+    );
+    for (const line of out.split("\n")) {
+      const [sha, name] = line.split("\t");
+      if (name === cfg.ref && sha) return sha;
+    }
+    return null;
+  }
+  const r = await git(["rev-parse", "-q", "--verify", `${cfg.ref}^{commit}`], { cwd: repo });
+  if (r.code === 0) return r.stdout.trim();
+  // Exit 1 with no message: no such ref. Anything else (not a repository…) is a failure.
+  await must(git(["rev-parse", "--git-dir"], { cwd: repo }), `merge lock: ${repo}`);
+  if (r.code === 1) return null;
+  throw new RuntimeFailure(gitFailure(r, `merge lock: cannot read ${cfg.ref}`));
+}
+
+async function commitMessage(repo: string, sha: string): Promise<string | null> {
+  const r = await git(["cat-file", "commit", sha], { cwd: repo });
+  if (r.code !== 0) return null;
+  const at = r.stdout.indexOf("\n\n");
+  return at < 0 ? "" : r.stdout.slice(at + 2);
+}
+
+/**
+ * The lock commit's message. A commit made on another machine is fetched by ref name with no
+ * destination, no FETCH_HEAD and no maintenance, so no ref that other tools see changes.
+ */
+async function lockMessage(
+  cfg: MergeLockConfig,
+  repo: string,
+  sha: string,
+): Promise<string | null> {
+  const local = await commitMessage(repo, sha);
+  if (local !== null || !cfg.remote) return local;
+  await git(
+    [
+      "-c",
+      "gc.auto=0",
+      "-c",
+      "maintenance.auto=false",
+      "fetch",
+      "-q",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--recurse-submodules=no",
+      cfg.remote,
+      cfg.ref,
+    ],
+    { cwd: repo },
+  );
+  return commitMessage(repo, sha);
+}
+
+function parseHolder(message: string | null): MergeLockHolder | null {
+  if (message === null) return null;
+  try {
+    const parsed = holderSchema.safeParse(JSON.parse(message.trim()));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+async function stateAt(cfg: MergeLockConfig, repo: string, now: number): Promise<MergeLockState> {
+  // The ref can move between reading it and fetching its commit: read again then.
+  for (let attempt = 0; ; attempt++) {
+    const sha = await refSha(cfg, repo);
+    if (sha === null) return { held: false };
+    const message = await lockMessage(cfg, repo, sha);
+    if (message === null && attempt < 2) continue;
+    const holder = parseHolder(message);
+    if (!holder) return { held: true, holder: null, liveness: "unreadable", age_ms: null, sha };
+    const at = Date.parse(holder.at);
+    return {
+      held: true,
+      holder,
+      liveness: livenessOf(holder),
+      age_ms: Number.isNaN(at) ? null : now - at,
+      sha,
+    };
+  }
+}
+
+/**
+ * Reads the merge lock ref (on the remote when one is configured). Never changes anything
+ * another tool sees. Throws RuntimeFailure when the repository or remote cannot be read.
+ */
 export async function readMergeLock(
-  _cfg: NonNullable<ProgramConfig["merge_lock"]>,
+  cfg: MergeLockConfig,
+  opts: LockOptions = {},
 ): Promise<MergeLockState> {
-  return { held: false };
+  return stateAt(cfg, repoOf(cfg, opts), opts.now ?? Date.now());
+}
+
+/** A push's porcelain status line for its ref: a leading `!` means rejected. */
+function rejected(r: GitResult): boolean {
+  return r.stdout.split("\n").some((l) => l.startsWith("!\t"));
+}
+
+async function makeLockCommit(repo: string, holder: MergeLockHolder): Promise<string> {
+  const tree = (
+    await must(git(["mktree"], { cwd: repo, input: "" }), "merge lock: git mktree")
+  ).trim();
+  const sha = await must(
+    git(["commit-tree", "--no-gpg-sign", tree, "-m", JSON.stringify(holder)], {
+      cwd: repo,
+      env: LOCK_IDENT,
+    }),
+    "merge lock: git commit-tree",
+  );
+  return sha.trim();
+}
+
+export type AcquireOutcome =
+  | { ok: true; holder: MergeLockHolder; sha: string; already: boolean }
+  | { ok: false; state: MergeLockState };
+
+/**
+ * Takes the lock for `me`: an atomic create of the ref. On a remote, a push whose lease says
+ * "the ref must not exist"; locally, `update-ref` with an empty old value. Exactly one of
+ * several concurrent callers wins; the others get the state they lost to.
+ */
+export async function acquireMergeLock(
+  cfg: MergeLockConfig,
+  me: ProcessIdentity,
+  item: string | null,
+  opts: LockOptions = {},
+): Promise<AcquireOutcome> {
+  const repo = repoOf(cfg, opts);
+  const now = opts.now ?? Date.now();
+  const holder: MergeLockHolder = { ...me, item, at: iso(now) };
+  const sha = await makeLockCommit(repo, holder);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const r = cfg.remote
+      ? await git(
+          [
+            "push",
+            "--porcelain",
+            `--force-with-lease=${cfg.ref}:`,
+            cfg.remote,
+            `${sha}:${cfg.ref}`,
+          ],
+          { cwd: repo },
+        )
+      : await git(["update-ref", "-m", "sheepdog merge-lock acquire", cfg.ref, sha, ""], {
+          cwd: repo,
+        });
+    if (r.code === 0) return { ok: true, holder, sha, already: false };
+    if (cfg.remote && !rejected(r))
+      throw new RuntimeFailure(gitFailure(r, `merge lock: cannot push to ${cfg.remote}`));
+    const state = await stateAt(cfg, repo, Date.now());
+    if (state.held) {
+      if (state.holder && sameProcess(state.holder, me) && state.sha)
+        return { ok: true, holder: state.holder, sha: state.sha, already: true };
+      return { ok: false, state };
+    }
+    if (!cfg.remote && !/exists|expected|lock/i.test(r.stderr))
+      throw new RuntimeFailure(gitFailure(r, "merge lock: git update-ref"));
+    // Released between our attempt and our look: try again.
+  }
+  return { ok: false, state: await stateAt(cfg, repo, Date.now()) };
+}
+
+/** Deletes the ref only if it still points at `sha` (a compare-and-delete). */
+async function deleteIfAt(cfg: MergeLockConfig, repo: string, sha: string): Promise<void> {
+  const r = cfg.remote
+    ? await git(
+        ["push", "--porcelain", `--force-with-lease=${cfg.ref}:${sha}`, cfg.remote, `:${cfg.ref}`],
+        { cwd: repo },
+      )
+    : await git(["update-ref", "-m", "sheepdog merge-lock release", "-d", cfg.ref, sha], {
+        cwd: repo,
+      });
+  if (r.code === 0) return;
+  if (rejected(r) || (!cfg.remote && /expected|lock|exist/i.test(r.stderr)))
+    throw new RefusedError("merge lock: it changed while being released; nothing was removed");
+  throw new RuntimeFailure(gitFailure(r, "merge lock: cannot release"));
+}
+
+/** How a lock's holder reads in a message: pid, item, age and whether it is alive. */
+export function describeMergeLock(state: MergeLockState): string {
+  if (!state.held) return "not held";
+  if (!state.holder) return `held by an unreadable lock commit ${state.sha?.slice(0, 12) ?? ""}`;
+  const h = state.holder;
+  const item = h.item ? ` for item ${h.item}` : "";
+  const ageMs = state.age_ms;
+  const age = ageMs === null ? "" : `, taken ${formatDuration(Math.max(0, ageMs))} ago`;
+  const life = {
+    alive: "alive",
+    dead: "dead",
+    reused: "dead: its pid now belongs to another process",
+    foreign: "on another machine: not judged here",
+    unreadable: "unreadable",
+  }[state.liveness];
+  return `held by pid ${h.pid}${item}${age} (${life})`;
+}
+
+/**
+ * Releases the lock. Without `stale`, only its holder may (`me`). With `stale`, anyone may
+ * release a lock whose holder is dead on this machine or unreadable; a live holder is refused
+ * and a holder on another machine is never judged.
+ */
+export async function releaseMergeLock(
+  cfg: MergeLockConfig,
+  who: { me: ProcessIdentity } | { stale: true },
+  opts: LockOptions = {},
+): Promise<Extract<MergeLockState, { held: true }>> {
+  const repo = repoOf(cfg, opts);
+  const state = await stateAt(cfg, repo, opts.now ?? Date.now());
+  if (!state.held) throw new RefusedError("merge lock: not held; nothing to release");
+  const sha = state.sha as string;
+  if ("stale" in who) {
+    if (state.liveness === "alive")
+      throw new RefusedError(
+        `merge lock: ${describeMergeLock(state)}; a live holder's lock is never released as stale`,
+      );
+    if (state.liveness === "foreign")
+      throw new RefusedError(
+        `merge lock: ${describeMergeLock(state)}; a lock from another machine is never judged here`,
+      );
+  } else if (!state.holder || !sameProcess(state.holder, who.me)) {
+    throw new RefusedError(
+      `merge lock: pid ${who.me.pid} is not the holder: ${describeMergeLock(state)}`,
+    );
+  }
+  await deleteIfAt(cfg, repo, sha);
+  return state;
 }
