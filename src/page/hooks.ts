@@ -1,17 +1,95 @@
-// STUB (owned by the pages work, issue 5): signatures are the contract; bodies to be written.
 import type { ProgramContext } from "../config/context.js";
-import type { JournalEvent } from "../journal/journal.js";
+import { appendEvent, type JournalEvent, readEvents } from "../journal/journal.js";
+import { programArg } from "./compose.js";
+import { PageError, pingHeartbeat, publish, readToken, scrub } from "./ntfy.js";
+import { type Attempt, planPages } from "./plan.js";
 
 /**
  * Called once at the end of every non-dry tick with the events that tick journaled (and by
  * `resume`, `finish` with theirs): sends the pages they call for, retries failed pages,
  * sends stand-down reminders, requests `page.heartbeat_url`. Never throws; returns the
- * events it journaled (`paged`, `page_failed`, …).
+ * events it journaled (`paged`, `page_failed`, `heartbeat_failed`).
  */
 export async function afterEvents(
-  _program: ProgramContext,
-  _events: readonly JournalEvent[],
-  _opts: { now?: number; tick?: boolean } = {},
+  program: ProgramContext,
+  events: readonly JournalEvent[],
+  opts: { now?: number; tick?: boolean } = {},
 ): Promise<JournalEvent[]> {
-  return [];
+  const out: JournalEvent[] = [];
+  const page = program.config.page;
+  if (!page) return out;
+  const now = opts.now ?? Date.now();
+  // A tick's `now` is when it began; a page journaled after its acts must not sort before them.
+  const stamp = () => Math.max(now, Date.now());
+  const journal = (event: { type: string; [field: string]: unknown }) => {
+    try {
+      out.push(appendEvent(program.stateDir, event, stamp()));
+    } catch {
+      // A journal that cannot be written is the tick's problem to report, not the pager's.
+    }
+  };
+
+  try {
+    if (page.ntfy) {
+      const attempts = planPages({
+        journal: readEvents(program.stateDir),
+        events,
+        policy: program.policy,
+        now,
+        tick: opts.tick === true,
+        program: { name: program.name, arg: programArg(program.name, program.root) },
+      });
+      if (attempts.length > 0) await send(program, page.ntfy, attempts, journal);
+    }
+  } catch (err) {
+    journal({ type: "page_failed", kind: "internal", error: (err as Error).message });
+  }
+
+  if (opts.tick && page.heartbeat_url) {
+    const failure = await pingHeartbeat(page.heartbeat_url);
+    if (failure) journal({ type: "heartbeat_failed", error: failure });
+  }
+  return out;
+}
+
+async function send(
+  program: ProgramContext,
+  ntfy: NonNullable<NonNullable<ProgramContext["config"]["page"]>["ntfy"]>,
+  attempts: Attempt[],
+  journal: (event: { type: string; [field: string]: unknown }) => void,
+): Promise<void> {
+  let token: string | null = null;
+  let tokenError: string | null = null;
+  try {
+    token = readToken(ntfy);
+  } catch (err) {
+    tokenError = `${program.configPath}: ${(err as Error).message}`;
+  }
+  for (const a of attempts) {
+    const extra = {
+      ...(a.retry ? { retry: true } : {}),
+      ...(a.reminder ? { reminder: a.reminder } : {}),
+    };
+    try {
+      if (tokenError) throw new PageError(tokenError);
+      const answer = await publish(ntfy, a.page, token);
+      journal({
+        type: "paged",
+        kind: a.kind,
+        priority: a.page.priority,
+        title: a.page.title,
+        topic: ntfy.topic,
+        id: answer.id,
+        ...extra,
+      });
+    } catch (err) {
+      journal({
+        type: "page_failed",
+        kind: a.kind,
+        error: scrub((err as Error).message, token),
+        page: a.page,
+        ...extra,
+      });
+    }
+  }
 }

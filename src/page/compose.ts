@@ -1,0 +1,185 @@
+import { basename, dirname } from "node:path";
+import { sheepdogHome } from "../config/resolve.js";
+import type { JournalEvent } from "../journal/journal.js";
+import { formatDuration } from "../util/duration.js";
+import { parseIso } from "../util/time.js";
+import type { Page } from "./ntfy.js";
+
+/** The kinds of page; de-duplication and retries are per program and kind. */
+export type PageKind =
+  | "stood_down"
+  | "tick_failed"
+  | "stuck_restart"
+  | "paused"
+  | "cleared"
+  | "finished";
+
+/** What `--program` value names this program in a command a person will copy from a phone. */
+export function programArg(name: string, root: string, env = process.env): string {
+  // A bare name resolves under $SHEEPDOG_HOME; a program elsewhere needs its path.
+  if (basename(root) === name && dirname(root) === sheepdogHome(env)) return name;
+  return root;
+}
+
+/** The first non-empty text among the fields an event uses to say why. */
+export function reasonOf(e: JournalEvent): string | null {
+  for (const key of ["reason", "note", "error", "message"]) {
+    const v = e[key];
+    if (typeof v === "string" && v.trim()) return clip(v.trim(), 1000);
+  }
+  return null;
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * A `manager_stopped` is paged only when the watchdog stopped a stuck manager (rule 9): other
+ * stops (a start that never claimed) are housekeeping.
+ */
+export function isStuckStop(e: JournalEvent): boolean {
+  if (e.type !== "manager_stopped") return false;
+  if (e.decision === "restart_stuck" || e.rule === "restart_stuck") return true;
+  const reason = typeof e.reason === "string" ? e.reason : "";
+  return /restart_stuck|stuck|stale/i.test(reason);
+}
+
+/** The kind of page an event calls for, or null. */
+export function kindOf(e: JournalEvent): PageKind | null {
+  switch (e.type) {
+    case "stood_down":
+    case "tick_failed":
+    case "paused":
+    case "cleared":
+    case "finished":
+      return e.type;
+    case "manager_stopped":
+      return isStuckStop(e) ? "stuck_restart" : null;
+    default:
+      return null;
+  }
+}
+
+function untilText(until: string | undefined, now: number): string {
+  const at = parseIso(until);
+  if (Number.isNaN(at)) return "when a person runs sheepdog unpause";
+  const hhmm = new Date(at).toISOString().slice(11, 16);
+  return `at ${hhmm} UTC (${until}, in ${formatDuration(Math.max(0, at - now))})`;
+}
+
+function lines(...parts: (string | null | false)[]): string {
+  return parts.filter((p): p is string => typeof p === "string" && p !== "").join("\n");
+}
+
+/** Title, message (what happened, why, the one command that answers it), priority and tags. */
+export function composePage(
+  kind: PageKind,
+  e: JournalEvent,
+  program: { name: string; arg: string },
+  now: number,
+): Page {
+  const { name, arg } = program;
+  const why = reasonOf(e);
+  switch (kind) {
+    case "stood_down":
+      return {
+        title: `${name} stood down`,
+        message: lines(
+          `sheepdog stood ${name} down; nothing starts until a person clears it.`,
+          why && `Reason: ${why}`,
+          `When it is fixed, run: sheepdog resume --program ${arg}`,
+        ),
+        priority: 5,
+        tags: ["rotating_light"],
+      };
+    case "tick_failed":
+      return {
+        title: `${name}: watchdog tick failed`,
+        message: lines(
+          `The watchdog tick of ${name} failed, so nothing is watching it until that is fixed.`,
+          why && `Error: ${why}`,
+          `See: sheepdog journal --program ${arg}`,
+        ),
+        priority: 4,
+        tags: ["warning"],
+      };
+    case "stuck_restart": {
+      const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+      return {
+        title: `${name}: stuck manager restarted`,
+        message: lines(
+          `sheepdog stopped a stuck manager${pid} of ${name}; a fresh one starts.`,
+          why && `Reason: ${why}`,
+          `See: sheepdog status --program ${arg}`,
+        ),
+        priority: 3,
+        tags: ["arrows_counterclockwise"],
+      };
+    }
+    case "paused": {
+      const usage = e.window !== undefined || /limit|usage|%/i.test(why ?? "");
+      const until = typeof e.until === "string" ? e.until : undefined;
+      return {
+        title: usage ? `${name} paused at a usage limit` : `${name} paused`,
+        message: lines(
+          `${name} is paused; it lifts ${untilText(until, now)} and the watchdog carries on by itself.`,
+          why && `Reason: ${why}`,
+          `See: sheepdog status --program ${arg}`,
+        ),
+        priority: 3,
+        tags: ["pause_button"],
+      };
+    }
+    case "cleared":
+      return {
+        title: `${name} resumed`,
+        message: lines(
+          `A person cleared the stand-down of ${name}; the watchdog starts a manager on its next tick.`,
+          why && `Note: ${why}`,
+          `See: sheepdog status --program ${arg}`,
+        ),
+        priority: 2,
+        tags: ["white_check_mark"],
+      };
+    case "finished":
+      return {
+        title: `${name} finished`,
+        message: lines(
+          `The manager of ${name} says the backlog is done; nothing starts until it is reopened.`,
+          why && `Note: ${why}`,
+          `See: sheepdog journal --program ${arg} (more work: sheepdog reopen --program ${arg})`,
+        ),
+        priority: 2,
+        tags: ["checkered_flag"],
+      };
+  }
+}
+
+/** The stand-down page again, saying it is a reminder and for how long it has held. */
+export function composeReminder(
+  standDown: JournalEvent,
+  n: number,
+  of: number,
+  program: { name: string; arg: string },
+  now: number,
+): Page {
+  const first = composePage("stood_down", standDown, program, now);
+  const since = parseIso(standDown.at);
+  const age = Number.isNaN(since) ? "" : ` for ${formatDuration(now - since)}`;
+  return {
+    ...first,
+    title: `${program.name} still stood down (reminder ${n} of ${of})`,
+    message: `${program.name} has been stood down${age}.\n${first.message}`,
+  };
+}
+
+/** The page `sheepdog page --test` sends. */
+export function testPage(program: { name: string; arg: string }): Page {
+  return {
+    title: `${program.name}: sheepdog test page`,
+    message: `A test page from sheepdog for ${program.name}: pages reach this topic. Nothing to do.`,
+    priority: 2,
+    tags: ["test_tube"],
+  };
+}

@@ -1,0 +1,155 @@
+import type { JournalEvent } from "../journal/journal.js";
+import { type ReplayedState, replay } from "../journal/replay.js";
+import { parseIso } from "../util/time.js";
+import { composePage, composeReminder, kindOf, type PageKind } from "./compose.js";
+import type { Page } from "./ntfy.js";
+
+/** The page settings the plan reads (Policy's fields, in ms and counts). */
+export interface PagePolicy {
+  pageCooldown: number;
+  remindEvery: number;
+  reminders: number;
+}
+
+/** One page to send now. */
+export interface Attempt {
+  kind: PageKind;
+  page: Page;
+  /** A page that failed before and is sent again. */
+  retry?: true;
+  /** The Nth reminder of the current stand-down. */
+  reminder?: number;
+}
+
+const KINDS = new Set<string>([
+  "stood_down",
+  "tick_failed",
+  "stuck_restart",
+  "paused",
+  "cleared",
+  "finished",
+]);
+
+function isPageKind(v: unknown): v is PageKind {
+  return typeof v === "string" && KINDS.has(v);
+}
+
+function isPage(v: unknown): v is Page {
+  const p = v as Page;
+  return (
+    !!p &&
+    typeof p.title === "string" &&
+    typeof p.message === "string" &&
+    typeof p.priority === "number" &&
+    Array.isArray(p.tags)
+  );
+}
+
+/** What the journal says about pages: never stored twice, always derived (DESIGN §2). */
+export interface PageHistory {
+  /** Newest `paged` event of each kind. */
+  lastPaged: Map<PageKind, JournalEvent>;
+  /** Newest `paged` of each kind that still holds back a repeat (a resume or unpause ends it). */
+  cooling: Map<PageKind, JournalEvent>;
+  /** Per kind, the newest `page_failed` that no `paged` of that kind followed. */
+  pending: Map<PageKind, JournalEvent>;
+  state: ReplayedState;
+  /** Reminders delivered since the current stand-down began. */
+  remindersSent: number;
+}
+
+export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
+  const lastPaged = new Map<PageKind, JournalEvent>();
+  const cooling = new Map<PageKind, JournalEvent>();
+  const pending = new Map<PageKind, JournalEvent>();
+  const state = replay(journal);
+  const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
+  let remindersSent = 0;
+  journal.forEach((e, i) => {
+    // A person's resume or unpause ends that incident: the next stand-down or pause is news,
+    // so it pages even inside the cooldown.
+    if (e.type === "cleared") cooling.delete("stood_down");
+    if (e.type === "unpaused") cooling.delete("paused");
+    if (!isPageKind(e.kind)) return;
+    if (e.type === "paged") {
+      lastPaged.set(e.kind, e);
+      cooling.set(e.kind, e);
+      pending.delete(e.kind);
+      if (e.kind === "stood_down" && standDownAt >= 0 && i > standDownAt && e.reminder)
+        remindersSent++;
+    } else if (e.type === "page_failed" && isPage(e.page)) {
+      pending.set(e.kind, e);
+    }
+  });
+  return { lastPaged, cooling, pending, state, remindersSent };
+}
+
+/** A failed page about something that is over (a lifted pause, a cleared stand-down) is dropped. */
+export function stillRelevant(kind: PageKind, state: ReplayedState): boolean {
+  if (kind === "stood_down") return state.stoodDown !== null;
+  if (kind === "paused") return state.paused !== null;
+  return true;
+}
+
+/** When the next stand-down reminder is due (ms), or null when none will be sent. */
+export function nextReminderAt(history: PageHistory, policy: PagePolicy): number | null {
+  if (!history.state.stoodDown || policy.reminders <= 0) return null;
+  if (history.remindersSent >= policy.reminders) return null;
+  const last = history.lastPaged.get("stood_down");
+  if (!last) return null; // the first page never got through: retries handle it, not reminders
+  const at = parseIso(last.at);
+  return Number.isNaN(at) ? null : at + policy.remindEvery;
+}
+
+/**
+ * Which pages to send now (pure). `journal` is the whole journal, including `events` (the ones
+ * the caller just journaled). At most one page per kind per call; a kind paged within the
+ * cooldown is not paged again; on a tick, undelivered pages are retried and stand-down
+ * reminders fall due.
+ */
+export function planPages(input: {
+  journal: readonly JournalEvent[];
+  events: readonly JournalEvent[];
+  policy: PagePolicy;
+  now: number;
+  tick: boolean;
+  program: { name: string; arg: string };
+}): Attempt[] {
+  const { journal, events, policy, now, tick, program } = input;
+  const history = pageHistory(journal);
+  const attempts: Attempt[] = [];
+  const attempted = new Set<PageKind>();
+
+  // A stuck manager stopped on the way to a stand-down: the urgent page says it all.
+  const standsDown = events.some((e) => e.type === "stood_down");
+  for (const e of events) {
+    const kind = kindOf(e);
+    if (!kind || attempted.has(kind)) continue;
+    if (kind === "stuck_restart" && standsDown) continue;
+    const last = history.cooling.get(kind);
+    if (last && now - parseIso(last.at) < policy.pageCooldown) continue;
+    attempts.push({ kind, page: composePage(kind, e, program, now) });
+    attempted.add(kind);
+  }
+  if (!tick) return attempts;
+
+  for (const [kind, failed] of history.pending) {
+    if (attempted.has(kind) || !stillRelevant(kind, history.state)) continue;
+    const attempt: Attempt = { kind, page: failed.page as Page, retry: true };
+    if (typeof failed.reminder === "number") attempt.reminder = failed.reminder;
+    attempts.push(attempt);
+    attempted.add(kind);
+  }
+
+  const due = nextReminderAt(history, policy);
+  const standDown = history.state.stoodDown;
+  if (standDown && due !== null && now >= due && !attempted.has("stood_down")) {
+    const n = history.remindersSent + 1;
+    attempts.push({
+      kind: "stood_down",
+      page: composeReminder(standDown, n, policy.reminders, program, now),
+      reminder: n,
+    });
+  }
+  return attempts;
+}

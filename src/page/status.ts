@@ -1,0 +1,60 @@
+import type { ProgramContext } from "../config/context.js";
+import { type JournalEvent, readEvents } from "../journal/journal.js";
+import { iso } from "../util/time.js";
+import { nextReminderAt, type PagePolicy, pageHistory, stillRelevant } from "./plan.js";
+
+/** What `status` shows about pages (snake_case: it goes into `status --json`). */
+export interface PageStatus {
+  /** Whether `page.ntfy` is configured at all. */
+  configured: boolean;
+  last_page: { at: string; kind: string; title: string; priority: number } | null;
+  /** Pages that failed and have not been delivered since; the next tick retries them. */
+  undelivered: { at: string; kind: string; title: string; error: string }[];
+  /** When the next stand-down reminder falls due (ISO), or null. */
+  next_reminder: string | null;
+  reminders_left: number | null;
+}
+
+/** Derives the page status from the journal (pure). */
+export function pageStatusOf(
+  journal: readonly JournalEvent[],
+  policy: PagePolicy,
+  configured: boolean,
+): PageStatus {
+  const h = pageHistory(journal);
+  let last: JournalEvent | null = null;
+  for (const e of h.lastPaged.values()) if (!last || e.at > last.at) last = e;
+  const undelivered = [...h.pending]
+    .filter(([kind]) => stillRelevant(kind, h.state))
+    .map(([kind, e]) => ({
+      at: e.at,
+      kind,
+      title: String((e.page as { title?: unknown }).title ?? ""),
+      error: String(e.error ?? ""),
+    }));
+  const due = configured ? nextReminderAt(h, policy) : null;
+  return {
+    configured,
+    last_page: last
+      ? {
+          at: last.at,
+          kind: String(last.kind),
+          title: String(last.title ?? ""),
+          priority: Number(last.priority),
+        }
+      : null,
+    undelivered,
+    next_reminder: due === null ? null : iso(due),
+    reminders_left:
+      configured && h.state.stoodDown ? Math.max(0, policy.reminders - h.remindersSent) : null,
+  };
+}
+
+/** Page status of a program for `status`: last page, undelivered pages, next reminder. */
+export function pageStatus(program: ProgramContext, _now: number = Date.now()): PageStatus {
+  return pageStatusOf(
+    readEvents(program.stateDir),
+    program.policy,
+    program.config.page?.ntfy !== undefined,
+  );
+}
