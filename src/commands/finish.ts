@@ -1,5 +1,60 @@
-import { RuntimeFailure } from "../errors.js";
+import { readClaim, removeClaimDir, sameProcess } from "../claim/claim.js";
+import { openProgram } from "../config/context.js";
+import { EXIT, UsageError } from "../errors.js";
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { afterEvents } from "../page/hooks.js";
+import type { ProcessIdentity } from "../process/identity.js";
+import { findManager } from "../process/manager.js";
+import { parseCommandArgs, pidOption } from "../util/args.js";
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure("sheepdog finish: not implemented yet");
+/**
+ * `sheepdog finish --note TEXT`: the manager's "the backlog is done". Journals `finished`
+ * and releases the claim if the caller holds it; the watchdog starts nothing more until
+ * `sheepdog reopen`.
+ */
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    "finish",
+    argv,
+    { program: { type: "string" }, note: { type: "string" }, pid: { type: "string" } },
+    false,
+  );
+  if (!values.note?.trim())
+    throw new UsageError("sheepdog finish: --note TEXT is required (what is done)");
+  const pid = pidOption(values.pid);
+  const program = openProgram(values.program, { create: true });
+  let me: ProcessIdentity | null = null;
+  try {
+    me = findManager(pid);
+  } catch (err) {
+    if (pid !== undefined) throw err; // --pid named a process that is not there
+    // A person finishing from a shell: no manager among the ancestors, nothing to release.
+  }
+  const events: JournalEvent[] = [];
+  events.push(
+    appendEvent(program.stateDir, {
+      type: "finished",
+      note: values.note,
+      ...(me ? { pid: me.pid } : {}),
+    }),
+  );
+  const claim = readClaim(program.stateDir);
+  let released = false;
+  if (me && claim.held && claim.holder && sameProcess(claim.holder, me)) {
+    removeClaimDir(program.stateDir);
+    events.push(
+      appendEvent(program.stateDir, {
+        type: "released",
+        pid: me.pid,
+        start_time: me.start_time,
+        note: "finished",
+      }),
+    );
+    released = true;
+  }
+  await afterEvents(program, events);
+  process.stdout.write(
+    `${program.name}: finished${released ? `; claim released by pid ${me?.pid}` : ""}; the watchdog starts nothing more until sheepdog reopen\n`,
+  );
+  return EXIT.ok;
 }

@@ -1,5 +1,28 @@
-import { RuntimeFailure } from "../errors.js";
+import { openProgram } from "../config/context.js";
+import { EXIT } from "../errors.js";
+import { appendEvent, readEvents } from "../journal/journal.js";
+import { replay } from "../journal/replay.js";
+import { parseCommandArgs } from "../util/args.js";
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure("sheepdog reopen: not implemented yet");
+/** `sheepdog reopen`: undoes `finish`; the next tick starts a manager (planned). */
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    "reopen",
+    argv,
+    { program: { type: "string" }, note: { type: "string" } },
+    false,
+  );
+  const program = openProgram(values.program, { create: true });
+  const state = replay(readEvents(program.stateDir));
+  if (!state.finished) {
+    process.stdout.write(`${program.name}: not finished; nothing to reopen\n`);
+    return EXIT.ok;
+  }
+  appendEvent(program.stateDir, {
+    type: "reopened",
+    finished_at: state.finished.at,
+    ...(values.note ? { note: values.note } : {}),
+  });
+  process.stdout.write(`${program.name}: reopened; the next tick starts a manager\n`);
+  return EXIT.ok;
 }

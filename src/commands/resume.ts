@@ -1,5 +1,32 @@
-import { RuntimeFailure } from "../errors.js";
+import { openProgram } from "../config/context.js";
+import { EXIT } from "../errors.js";
+import { appendEvent, readEvents } from "../journal/journal.js";
+import { replay } from "../journal/replay.js";
+import { afterEvents } from "../page/hooks.js";
+import { parseCommandArgs } from "../util/args.js";
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure("sheepdog resume: not implemented yet");
+/** `sheepdog resume`: clears a stand-down; the next start is planned (DESIGN §6). */
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    "resume",
+    argv,
+    { program: { type: "string" }, note: { type: "string" } },
+    false,
+  );
+  const program = openProgram(values.program, { create: true });
+  const state = replay(readEvents(program.stateDir));
+  if (!state.stoodDown) {
+    process.stdout.write(`${program.name}: not stood down; nothing to clear\n`);
+    return EXIT.ok;
+  }
+  const event = appendEvent(program.stateDir, {
+    type: "cleared",
+    stood_down_at: state.stoodDown.at,
+    ...(values.note ? { note: values.note } : {}),
+  });
+  await afterEvents(program, [event]);
+  process.stdout.write(
+    `${program.name}: stand-down cleared (it was: ${String(state.stoodDown.reason ?? "")}); the next tick starts a manager if none holds it\n`,
+  );
+  return EXIT.ok;
 }

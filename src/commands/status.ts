@@ -1,5 +1,139 @@
-import { RuntimeFailure } from "../errors.js";
+import { openProgramAt, selectRoots } from "../config/context.js";
+import { EXIT, SheepdogError } from "../errors.js";
+import type { PageStatus } from "../page/status.js";
+import { parseCommandArgs } from "../util/args.js";
+import { formatDuration } from "../util/duration.js";
+import { iso } from "../util/time.js";
+import { heartbeatAge } from "../watchdog/decide.js";
+import type { Facts } from "../watchdog/facts.js";
+import { readLastTick } from "../watchdog/gather.js";
+import { alignRows, jsonReport } from "../watchdog/report.js";
+import { type ProgramReport, statusOf } from "../watchdog/tick.js";
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure("sheepdog status: not implemented yet");
+const ago = (now: number, at: string | null | undefined) =>
+  at ? `${formatDuration(now - Date.parse(at))} ago` : "-";
+
+/** Last page, pages not yet delivered, next reminder: one short cell. */
+function pagesText(p: PageStatus | undefined, now: number): string {
+  if (!p?.configured) return "off";
+  const parts = [
+    p.last_page ? `last ${p.last_page.kind} ${ago(now, p.last_page.at)}` : "none sent",
+  ];
+  if (p.undelivered.length > 0) {
+    parts.push(
+      `${p.undelivered.length} undelivered (${p.undelivered.map((u) => u.kind).join(", ")})`,
+    );
+  }
+  if (p.next_reminder)
+    parts.push(`reminder in ${formatDuration(Date.parse(p.next_reminder) - now)}`);
+  return parts.join("; ");
+}
+
+function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
+  const f = r.facts as Facts | null;
+  if (!f) return [r.program, "-", "-", "-", "-", "-", "-", "-", "-", "-", `error: ${r.reason}`];
+  const c = f.claim;
+  const manager =
+    "pid" in c ? `pid ${c.pid} (${formatDuration(now - Date.parse(c.claimed_at))})` : "-";
+  const claim = c.state === "none" ? "none" : c.state === "unreadable" ? "unreadable" : c.state;
+  const hb = heartbeatAge(f, { interval: Number.POSITIVE_INFINITY });
+  const beat = hb ? (hb.saved ? `${formatDuration(hb.age)} ago` : "no save yet") : "-";
+  const tokens = f.heartbeat?.context_tokens;
+  const context =
+    typeof tokens === "number" && "pid" in c && f.heartbeat?.pid === c.pid ? String(tokens) : "-";
+  const pause = f.paused ? `until ${f.paused.until}` : f.seat.limited ? "seat limited" : "-";
+  const stood = f.stood_down ? f.stood_down.reason : f.finished ? "finished" : "-";
+  const lock = f.merge_lock;
+  const merge = !lock
+    ? "-"
+    : !lock.held
+      ? "free"
+      : `held${lock.holder ? ` by pid ${lock.holder.pid}` : ""} (${lock.liveness})`;
+  const pages = pagesText(f.pages, now);
+  const last = stateDir ? readLastTick(stateDir) : null;
+  const lastText = last ? `${last.decision} ${ago(now, last.at)}` : "never";
+  return [
+    r.program,
+    manager,
+    beat,
+    context,
+    claim,
+    pause,
+    stood,
+    merge,
+    pages,
+    lastText,
+    `${r.decision}: ${r.reason}`,
+  ];
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    "status",
+    argv,
+    { program: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
+    false,
+  );
+  const roots = selectRoots(values.program, values.all);
+  const now = Date.now();
+  const reports: ProgramReport[] = [];
+  const dirs: (string | null)[] = [];
+  let code: number = EXIT.ok;
+  for (const root of roots) {
+    try {
+      const program = openProgramAt(root);
+      const r = await statusOf(program, now);
+      // status shows the merge lock even when no rule needs it yet.
+      if (r.facts && !r.facts.merge_lock && program.config.merge_lock) {
+        const { readMergeLock } = await import("../merge-lock/lock.js");
+        r.facts.merge_lock = await readMergeLock(program.config.merge_lock, {
+          root: program.root,
+          now,
+        });
+      }
+      if (r.facts) {
+        const { pageStatus } = await import("../page/status.js");
+        r.facts.pages = pageStatus(program, now);
+      }
+      reports.push(r);
+      dirs.push(program.stateDir);
+    } catch (err) {
+      if (err instanceof SheepdogError && roots.length === 1 && !values.json) throw err;
+      code = Math.max(code, err instanceof SheepdogError ? err.exitCode : EXIT.failed);
+      reports.push({
+        program: root.split("/").pop() || root,
+        root,
+        decision: "error",
+        reason: (err as Error).message,
+        facts: null,
+        actions: [],
+      });
+      dirs.push(null);
+    }
+  }
+  if (values.json) {
+    process.stdout.write(jsonReport(iso(now), reports));
+    return code;
+  }
+  if (reports.length === 0) {
+    process.stdout.write("no programs found\n");
+    return code;
+  }
+  const header = [
+    "PROGRAM",
+    "MANAGER",
+    "HEARTBEAT",
+    "CONTEXT",
+    "CLAIM",
+    "PAUSE",
+    "STOOD DOWN",
+    "MERGE LOCK",
+    "PAGES",
+    "LAST TICK",
+    "NOW",
+  ];
+  process.stdout.write(
+    `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null))])}\n`,
+  );
+  return code;
 }

@@ -1,5 +1,21 @@
-import { RuntimeFailure } from "../errors.js";
+import { openProgram } from "../config/context.js";
+import { EXIT } from "../errors.js";
+import { appendEvent, readEvents } from "../journal/journal.js";
+import { replay } from "../journal/replay.js";
+import { parseCommandArgs } from "../util/args.js";
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure("sheepdog unpause: not implemented yet");
+/** `sheepdog unpause`: ends a pause early; the next start is planned. */
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs("unpause", argv, { program: { type: "string" } }, false);
+  const program = openProgram(values.program, { create: true });
+  const state = replay(readEvents(program.stateDir));
+  if (!state.paused) {
+    process.stdout.write(`${program.name}: not paused\n`);
+    return EXIT.ok;
+  }
+  appendEvent(program.stateDir, { type: "unpaused", reason: "unpaused by a person" });
+  process.stdout.write(
+    `${program.name}: unpaused (was paused until ${String(state.paused.until)}: ${String(state.paused.reason ?? "")})\n`,
+  );
+  return EXIT.ok;
 }

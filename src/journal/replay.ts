@@ -40,3 +40,173 @@ export function replay(events: readonly JournalEvent[]): ReplayedState {
   }
   return state;
 }
+
+/** A `manager_started` event: what a start launched, so a start that never claimed can be stopped. */
+export interface StartRecord {
+  at: string;
+  reason: string;
+  planned: boolean;
+  launcher: string;
+  pid?: number;
+  start_time?: string;
+  pane?: string;
+  window?: string;
+  agent?: string;
+}
+
+/** A `hand_over` event. */
+export interface HandOverRecord {
+  at: string;
+  pid: number | null;
+  context_tokens: number | null;
+  note: string;
+  progress: string | null;
+}
+
+/** One manager's time holding the claim, from `claimed` to how it ended. */
+export interface ManagerRecord {
+  pid: number;
+  start_time: string | null;
+  claimed_at: string;
+  /** The progress fingerprint at its first save (or its hand-over when it never saved). */
+  first_progress: string | null;
+  /** How the claim ended: `hand_over`, `released`, `claim_broken`, `finished`; null while held. */
+  ended: string | null;
+  ended_at: string | null;
+  /** The fingerprint its hand-over carried. */
+  hand_over_progress: string | null;
+}
+
+/** What the watchdog's rules need from the journal's history (DESIGN §6). */
+export interface History {
+  /** Every `manager_started` ever replayed (rotation carries the newest forward). */
+  starts_total: number;
+  last_start: StartRecord | null;
+  /** Whether any manager claimed after the last start. */
+  claimed_since_last_start: boolean;
+  /** The newest `hand_over` after the last start (rule 11), or null. */
+  hand_over_since_last_start: HandOverRecord | null;
+  /**
+   * Why the next start is planned apart from a hand-over: the program's very first start,
+   * or the first start after `unpaused`, `cleared` or `reopened`. Null: the next is unplanned.
+   */
+  planned_next: string | null;
+  /** Times of unplanned starts after the last `cleared` (newest last, the last 50 at most). */
+  unplanned_starts: string[];
+  /** The last managers that held the claim, oldest first (the last `keepManagers` at most). */
+  managers: ManagerRecord[];
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
+
+function startRecord(e: JournalEvent): StartRecord {
+  const r: StartRecord = {
+    at: e.at,
+    reason: str(e.reason) ?? "",
+    planned: e.planned === true,
+    launcher: str(e.launcher) ?? "command",
+  };
+  if (num(e.pid) !== null) r.pid = e.pid as number;
+  for (const k of ["start_time", "pane", "window", "agent"] as const) {
+    const v = str(e[k]);
+    if (v !== null) r[k] = v;
+  }
+  return r;
+}
+
+/** Replays the events the watchdog's rules read: starts, claims, hand-overs, clears. */
+export function history(events: readonly JournalEvent[], keepManagers = 10): History {
+  const h: History = {
+    starts_total: 0,
+    last_start: null,
+    claimed_since_last_start: false,
+    hand_over_since_last_start: null,
+    planned_next: "the program's first start",
+    unplanned_starts: [],
+    managers: [],
+  };
+  let open: ManagerRecord | null = null;
+  // Managers whose first save has been seen (a first save may carry a null fingerprint).
+  const saw = new WeakSet<ManagerRecord>();
+  const end = (type: string, at: string) => {
+    if (!open) return;
+    open.ended = type;
+    open.ended_at = at;
+    open = null;
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case "manager_started": {
+        const s = startRecord(e);
+        h.starts_total++;
+        h.last_start = s;
+        h.claimed_since_last_start = false;
+        h.hand_over_since_last_start = null;
+        h.planned_next = null;
+        if (!s.planned) {
+          h.unplanned_starts.push(s.at);
+          if (h.unplanned_starts.length > 50) h.unplanned_starts.shift();
+        }
+        break;
+      }
+      case "claimed": {
+        h.claimed_since_last_start = true;
+        end("replaced", e.at);
+        open = {
+          pid: num(e.pid) ?? 0,
+          start_time: str(e.start_time),
+          claimed_at: e.at,
+          first_progress: null,
+          ended: null,
+          ended_at: null,
+          hand_over_progress: null,
+        };
+        h.managers.push(open);
+        if (h.managers.length > keepManagers) h.managers.shift();
+        break;
+      }
+      case "saved":
+        if (open && num(e.pid) === open.pid && !saw.has(open)) {
+          open.first_progress = str(e.progress);
+          saw.add(open);
+        }
+        break;
+      case "hand_over": {
+        const pid = num(e.pid);
+        h.hand_over_since_last_start = {
+          at: e.at,
+          pid,
+          context_tokens: num(e.context_tokens),
+          note: str(e.note) ?? "",
+          progress: str(e.progress),
+        };
+        if (open && (pid === null || pid === open.pid)) {
+          if (!saw.has(open)) {
+            open.first_progress = str(e.progress);
+            saw.add(open);
+          }
+          open.hand_over_progress = str(e.progress);
+          end("hand_over", e.at);
+        }
+        break;
+      }
+      case "released":
+      case "claim_broken":
+      case "finished":
+        end(e.type, e.at);
+        break;
+      case "cleared":
+        h.unplanned_starts = [];
+        h.planned_next = "the first start after `sheepdog resume`";
+        break;
+      case "unpaused":
+        h.planned_next = "the first start after the pause ended";
+        break;
+      case "reopened":
+        h.planned_next = "the first start after `sheepdog reopen`";
+        break;
+    }
+  }
+  return h;
+}

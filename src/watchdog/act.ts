@@ -1,0 +1,170 @@
+import { breakStaleClaim, readClaim } from "../claim/claim.js";
+import type { ProgramContext } from "../config/context.js";
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import type { StartRecord } from "../journal/replay.js";
+import { launcherFor } from "../launch/index.js";
+import type { Launched } from "../launch/types.js";
+import { fillPlaceholders } from "../launch/types.js";
+import { machineId } from "../process/identity.js";
+import { stopProcess } from "../process/stop.js";
+import type { Decision } from "./decide.js";
+import type { Facts } from "./facts.js";
+
+/** TERM, then KILL after this long (DESIGN §6 rule 9). */
+export const STOP_GRACE_MS = 10_000;
+
+export interface ActResult {
+  events: JournalEvent[];
+  /** What was done, in words for people (`stopped pid 4242`, `started pid 5151`). */
+  actions: string[];
+}
+
+function launchedOf(start: StartRecord): Launched {
+  const l: Launched = { launcher: start.launcher as Launched["launcher"] };
+  if (start.pid !== undefined) l.pid = start.pid;
+  for (const k of ["start_time", "pane", "window", "agent"] as const)
+    if (start[k] !== undefined) l[k] = start[k];
+  return l;
+}
+
+/** Whether a start launched anything a launcher can close (a tmux/herdr pane or window). */
+function hasPane(start: StartRecord): boolean {
+  return start.pane !== undefined || start.window !== undefined || start.agent !== undefined;
+}
+
+/**
+ * Carries out a decision (DESIGN §6 "what the tick does"), in order: unpause, pause, stop a
+ * stuck holder (evidence first), stop what an unclaimed start left running, break the claim,
+ * stand down, start. Journals every act.
+ */
+export async function act(
+  program: ProgramContext,
+  facts: Facts,
+  decision: Decision,
+  now: number,
+): Promise<ActResult> {
+  const { stateDir } = program;
+  const events: JournalEvent[] = [];
+  const actions: string[] = [];
+  const journal = (event: { type: string; [k: string]: unknown }) => {
+    const e = appendEvent(stateDir, event);
+    events.push(e);
+    return e;
+  };
+
+  if (decision.unpause) {
+    journal({ type: "unpaused", reason: decision.unpause.reason });
+    actions.push("pause over");
+  }
+  if (decision.pause) {
+    journal({ type: "paused", ...decision.pause });
+    actions.push(`paused until ${decision.pause.until}`);
+  }
+
+  if (decision.stop_holder && facts.claim.state === "alive") {
+    const claim = facts.claim;
+    // The holder's pane, if a tmux/herdr start made it: the last start before it claimed.
+    const start = facts.history.last_start;
+    const fromStart = start && Date.parse(start.at) <= Date.parse(claim.claimed_at) ? start : null;
+    const { keepEvidence } = await import("./evidence.js");
+    const evidence = await keepEvidence(program, facts, decision, fromStart, now);
+    const id = { pid: claim.pid, start_time: claim.start_time, machine_id: claim.machine_id };
+    const stopped = await stopProcess(id, STOP_GRACE_MS);
+    journal({
+      type: "manager_stopped",
+      pid: claim.pid,
+      start_time: claim.start_time,
+      reason: decision.reason,
+      evidence,
+      outcome: stopped.outcome,
+    });
+    actions.push(`stopped pid ${claim.pid} (${stopped.outcome}), evidence in ${evidence}`);
+    if (fromStart && hasPane(fromStart)) {
+      const launcher = await launcherFor(fromStart.launcher);
+      await launcher.close(program, launchedOf(fromStart));
+      actions.push(`closed its ${fromStart.launcher} pane`);
+    }
+    if (stopped.outcome === "survived")
+      throw new Error(`pid ${claim.pid} survived SIGKILL; not starting another manager`);
+  }
+
+  if (decision.stop_leftover) {
+    const start = decision.stop_leftover;
+    let outcome = "nothing running";
+    if (start.pid !== undefined && start.start_time !== undefined) {
+      const r = await stopProcess(
+        { pid: start.pid, start_time: start.start_time, machine_id: machineId() },
+        STOP_GRACE_MS,
+      );
+      outcome = r.outcome;
+      if (r.outcome === "survived")
+        throw new Error(`pid ${start.pid} survived SIGKILL; not starting another manager`);
+    }
+    if (hasPane(start)) {
+      const launcher = await launcherFor(start.launcher);
+      await launcher.close(program, launchedOf(start));
+    }
+    if (outcome !== "gone" || hasPane(start)) {
+      journal({
+        type: "manager_stopped",
+        ...(start.pid !== undefined ? { pid: start.pid, start_time: start.start_time } : {}),
+        ...(start.pane !== undefined ? { pane: start.pane } : {}),
+        ...(start.window !== undefined ? { window: start.window } : {}),
+        reason: `started ${start.at} and never claimed`,
+        evidence: null,
+        outcome,
+      });
+      actions.push(
+        start.pid !== undefined
+          ? `stopped unclaimed start pid ${start.pid} (${outcome})`
+          : `closed the unclaimed start's ${start.launcher} pane`,
+      );
+    }
+  }
+
+  let claimClear = true;
+  if (decision.break_claim) {
+    const seen = readClaim(stateDir);
+    if (seen.held) {
+      const broken = breakStaleClaim(stateDir, seen, decision.reason);
+      if (broken) {
+        events.push({
+          at: new Date().toISOString(),
+          type: "claim_broken",
+          reason: decision.reason,
+        });
+        actions.push("broke the claim");
+      } else {
+        claimClear = !readClaim(stateDir).held;
+      }
+    }
+  }
+
+  if (decision.stand_down) {
+    journal({ type: "stood_down", reason: decision.stand_down.reason });
+    actions.push("stood down: sheepdog resume clears it");
+  }
+
+  if (decision.start && claimClear) {
+    const now2 = readClaim(stateDir);
+    if (now2.held && now2.liveness === "alive") {
+      actions.push(`not started: pid ${now2.holder?.pid} claimed meanwhile`);
+    } else {
+      const { reason, planned } = decision.start;
+      const vars = { prompt: "", reason, program: program.name, root: program.root };
+      const prompt = fillPlaceholders(program.config.manager.prompt, vars);
+      const kind = program.config.manager.launcher;
+      const launcher = await launcherFor(kind);
+      const launched = await launcher.start({ program, reason, prompt });
+      journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
+      const what =
+        launched.pid !== undefined
+          ? `pid ${launched.pid}`
+          : (launched.pane ?? launched.window ?? kind);
+      actions.push(`started ${what}${planned ? " (planned)" : ""}`);
+    }
+  } else if (decision.start) {
+    actions.push("not started: the claim changed meanwhile");
+  }
+  return { events, actions };
+}

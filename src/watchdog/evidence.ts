@@ -1,0 +1,74 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { ProgramContext } from "../config/context.js";
+import type { StartRecord } from "../journal/replay.js";
+import { launcherFor } from "../launch/index.js";
+import { cwdOf, processInfo } from "../process/identity.js";
+import { seatOf } from "../usage/seat.js";
+import { findTranscript, readTail } from "../usage/transcript.js";
+import { writeFileAtomic, writeJsonAtomic } from "../util/fs.js";
+import type { Decision } from "./decide.js";
+import type { Facts } from "./facts.js";
+
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * Keeps what a person needs to see why a manager was stopped, before it is stopped:
+ * `.sheepdog/evidence/<time>-<pid>/` with the facts, the process, the tail of its transcript
+ * and (tmux/herdr) its last screen. Returns the folder. Never throws for a missing part.
+ */
+export async function keepEvidence(
+  program: ProgramContext,
+  facts: Facts,
+  decision: Decision,
+  start: StartRecord | null,
+  now: number,
+): Promise<string> {
+  if (facts.claim.state !== "alive") throw new Error("evidence is kept only for a live holder");
+  const { pid, start_time } = facts.claim;
+  const stamp = new Date(now)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  const base = join(program.stateDir, "evidence");
+  mkdirSync(base, { recursive: true, mode: 0o700 });
+  const dir = join(base, `${stamp}-${pid}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const notes: string[] = [];
+
+  const info = processInfo(pid);
+  writeJsonAtomic(join(dir, "facts.json"), { decision, facts, process: info });
+
+  const cwd = cwdOf(pid) ?? program.root;
+  try {
+    const transcript = findTranscript({
+      seat: seatOf(program.config),
+      cwd,
+      manager: { pid, start_time },
+    });
+    if (transcript) {
+      writeFileAtomic(join(dir, "transcript-tail.jsonl"), readTail(transcript, TAIL_BYTES));
+      notes.push(`transcript: ${transcript}`);
+    } else notes.push(`transcript: none found (seat ${seatOf(program.config)}, cwd ${cwd})`);
+  } catch (err) {
+    notes.push(`transcript: could not be read: ${(err as Error).message}`);
+  }
+
+  if (start && start.launcher !== "command") {
+    try {
+      const launcher = await launcherFor(start.launcher);
+      const screen = await launcher.screen(program, {
+        launcher: start.launcher as "tmux" | "herdr",
+        ...(start.pane !== undefined ? { pane: start.pane } : {}),
+        ...(start.window !== undefined ? { window: start.window } : {}),
+        ...(start.agent !== undefined ? { agent: start.agent } : {}),
+      });
+      if (screen !== null) writeFileAtomic(join(dir, "screen.txt"), screen);
+      notes.push(screen !== null ? "screen: screen.txt" : "screen: none");
+    } catch (err) {
+      notes.push(`screen: could not be read: ${(err as Error).message}`);
+    }
+  }
+  writeFileAtomic(join(dir, "README.txt"), `${decision.reason}\n${notes.join("\n")}\n`);
+  return dir;
+}

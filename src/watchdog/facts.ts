@@ -1,0 +1,51 @@
+import type { History } from "../journal/replay.js";
+import type { MergeLockState } from "../merge-lock/lock.js";
+import type { PageStatus } from "../page/status.js";
+
+/**
+ * Everything one tick saw about one program (DESIGN §1: gather's output, decide's input).
+ * Plain JSON: it is printed by `tick --json`/`status --json` and kept in last-tick.json.
+ * Times are ISO-8601 UTC strings; `now` is here so decide never reads a clock.
+ */
+export interface Facts {
+  program: string;
+  now: string;
+  /** Another live tick of this program holds `tick.lock/` (rule 0). */
+  tick_lock: { held: false } | { held: true; pid: number | null; at: string | null };
+  /** When the watchdog last ran (last-tick.json `at`), for the sleep/clock-gap rule. */
+  last_tick_at: string | null;
+  finished: { at: string; note: string | null } | null;
+  stood_down: { at: string; reason: string } | null;
+  paused: { at: string; until: string; reason: string; window: string | null } | null;
+  seat: {
+    seat: string;
+    limited: boolean;
+    until: string | null;
+    reason: string;
+    window: string | null;
+  };
+  claim: ClaimFacts;
+  heartbeat: {
+    at: string;
+    pid: number;
+    start_time?: string;
+    context_tokens: number | null;
+  } | null;
+  /** Read only when it matters (a live holder with a stale heartbeat); null otherwise. */
+  merge_lock: MergeLockState | null;
+  history: History;
+  /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
+  pages?: PageStatus;
+}
+
+export type ClaimFacts =
+  | { state: "none" }
+  | {
+      state: "alive" | "dead" | "reused" | "foreign";
+      pid: number;
+      start_time: string;
+      machine_id: string;
+      hostname: string;
+      claimed_at: string;
+    }
+  | { state: "unreadable"; problem: string };

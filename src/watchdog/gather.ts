@@ -1,0 +1,117 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readClaim } from "../claim/claim.js";
+import type { ProgramContext } from "../config/context.js";
+import { readHeartbeat } from "../heartbeat/heartbeat.js";
+import { type JournalEvent, readEvents } from "../journal/journal.js";
+import { history, replay } from "../journal/replay.js";
+import { seatLimit } from "../usage/limit.js";
+import { seatOf } from "../usage/seat.js";
+import { iso } from "../util/time.js";
+import { isStale } from "./decide.js";
+import type { ClaimFacts, Facts } from "./facts.js";
+import { readTickLock, type TickLockState } from "./tick-lock.js";
+
+export const LAST_TICK = "last-tick.json";
+
+/** last-tick.json: what the last tick saw and decided. */
+export interface LastTick {
+  at: string;
+  decision: string;
+  reason: string;
+  facts?: Facts;
+}
+
+export function readLastTick(stateDir: string): LastTick | null {
+  try {
+    const value = JSON.parse(readFileSync(join(stateDir, LAST_TICK), "utf8"));
+    return value && typeof value.at === "string" ? (value as LastTick) : null;
+  } catch {
+    return null;
+  }
+}
+
+const text = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/**
+ * Reads everything the rules need about one program; changes nothing. `lock` is the tick
+ * lock as this tick found it (a live holder is rule 0). The merge lock is read only when it
+ * can matter: a live holder whose heartbeat is stale.
+ */
+export async function gather(
+  program: ProgramContext,
+  now: number,
+  lock: TickLockState = readTickLock(program.stateDir, program.policy.tickDeadline, now),
+): Promise<Facts> {
+  const events: JournalEvent[] = readEvents(program.stateDir);
+  const state = replay(events);
+  const claimState = readClaim(program.stateDir);
+  let claim: ClaimFacts;
+  if (!claimState.held) claim = { state: "none" };
+  else if (!claimState.holder) claim = { state: "unreadable", problem: claimState.problem };
+  else {
+    const h = claimState.holder;
+    claim = {
+      state: claimState.liveness,
+      pid: h.pid,
+      start_time: h.start_time,
+      machine_id: h.machine_id,
+      hostname: h.hostname,
+      claimed_at: h.claimed_at,
+    };
+  }
+  const seat = seatOf(program.config);
+  const limit = seatLimit(seat, program.policy.pauseAtPercent, now);
+  const p = state.paused;
+  const facts: Facts = {
+    program: program.name,
+    now: iso(now),
+    tick_lock:
+      lock.held && lock.live
+        ? { held: true, pid: lock.holder?.pid ?? null, at: lock.holder?.at ?? null }
+        : { held: false },
+    last_tick_at: readLastTick(program.stateDir)?.at ?? null,
+    finished: state.finished
+      ? { at: state.finished.at, note: text(state.finished.note) || null }
+      : null,
+    stood_down: state.stoodDown
+      ? { at: state.stoodDown.at, reason: text(state.stoodDown.reason) }
+      : null,
+    paused: p
+      ? {
+          at: p.at,
+          until: text(p.until),
+          reason: text(p.reason),
+          window: typeof p.window === "string" ? p.window : null,
+        }
+      : null,
+    seat: {
+      seat,
+      limited: limit.limited,
+      until: limit.until,
+      reason: limit.reason,
+      window: limit.window,
+    },
+    claim,
+    heartbeat: readHeartbeat(program.stateDir),
+    merge_lock: null,
+    history: history(events, Math.max(10, program.policy.noProgressHandOvers)),
+  };
+  if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy)) {
+    const { readMergeLock } = await import("../merge-lock/lock.js");
+    try {
+      facts.merge_lock = await readMergeLock(program.config.merge_lock, {
+        root: program.root,
+        now,
+      });
+    } catch (err) {
+      // A merge needs the remote: where the lock cannot be read, no merge is in flight to protect,
+      // and failing the tick would leave a stuck manager in place for as long as the outage lasts.
+      facts.merge_lock = {
+        held: false,
+        error: (err as Error).message.split("\n")[0] ?? "unreadable",
+      };
+    }
+  }
+  return facts;
+}

@@ -1,0 +1,164 @@
+import { join } from "node:path";
+import type { ProgramContext } from "../config/context.js";
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { writeJsonAtomic } from "../util/fs.js";
+import { iso } from "../util/time.js";
+import { type Decision, decide } from "./decide.js";
+import type { Facts } from "./facts.js";
+import { gather, LAST_TICK } from "./gather.js";
+import { acquireTickLock, readTickLock } from "./tick-lock.js";
+
+/** One program's line of `tick --json`/`status --json`. */
+export interface ProgramReport {
+  program: string;
+  root: string;
+  decision: string;
+  reason: string;
+  facts: Facts | null;
+  actions: string[];
+}
+
+function needsAct(d: Decision): boolean {
+  return Boolean(
+    d.unpause ||
+      d.pause ||
+      d.stop_holder ||
+      d.stop_leftover ||
+      d.break_claim ||
+      d.stand_down ||
+      d.start,
+  );
+}
+
+/** What a decision would do, for `--dry-run` (nothing is done). */
+export function wouldDo(d: Decision): string[] {
+  const out: string[] = [];
+  if (d.unpause) out.push("would journal unpaused");
+  if (d.pause) out.push(`would pause until ${d.pause.until}`);
+  if (d.stop_holder) out.push("would keep evidence and stop the holder");
+  if (d.stop_leftover)
+    out.push(
+      `would stop the unclaimed start${d.stop_leftover.pid !== undefined ? ` pid ${d.stop_leftover.pid}` : ""}`,
+    );
+  if (d.break_claim) out.push("would break the claim");
+  if (d.stand_down) out.push("would stand down");
+  if (d.start) out.push(`would start a manager${d.start.planned ? " (planned)" : ""}`);
+  return out;
+}
+
+/** The pages hook, loaded only when it is called: a no-op tick stays light. */
+async function pages(
+  program: ProgramContext,
+  events: JournalEvent[],
+  now: number,
+): Promise<JournalEvent[]> {
+  const { afterEvents } = await import("../page/hooks.js");
+  return afterEvents(program, events, { now, tick: true });
+}
+
+/** Called when the tick's own deadline passes mid-program, so the journal says so. */
+export let current: ProgramContext | null = null;
+
+/**
+ * One pass of gather → decide → act for one program (DESIGN §1). A dry run reads only. A
+ * real one holds `tick.lock/` throughout, rewrites last-tick.json, journals every act, and
+ * hands this tick's events to the pages hook. A failure journals `tick_failed` and throws.
+ */
+export async function tickProgram(
+  program: ProgramContext,
+  opts: { dryRun?: boolean; now?: number } = {},
+): Promise<ProgramReport> {
+  const now = opts.now ?? Date.now();
+  const report = (facts: Facts, d: Decision, actions: string[]): ProgramReport => ({
+    program: program.name,
+    root: program.root,
+    decision: d.decision,
+    reason: d.reason,
+    facts,
+    actions,
+  });
+  if (opts.dryRun) {
+    const facts = await gather(program, now);
+    const d = decide(facts, program.policy);
+    return report(facts, d, wouldDo(d));
+  }
+
+  current = program;
+  const events: JournalEvent[] = [];
+  let facts: Facts | null = null;
+  try {
+    const lock = acquireTickLock(program.stateDir, program.policy.tickDeadline, now);
+    if ("held" in lock) {
+      // Rule 0: the tick holding the lock writes last-tick.json; this one does nothing.
+      facts = await gather(program, now, lock.held);
+      return report(facts, decide(facts, program.policy), []);
+    }
+    let d: Decision;
+    let actions: string[] = [];
+    try {
+      facts = await gather(program, now, { held: false });
+      d = decide(facts, program.policy);
+      if (needsAct(d)) {
+        const { act } = await import("./act.js");
+        const done = await act(program, facts, d, now);
+        events.push(...done.events);
+        actions = done.actions;
+      }
+      writeJsonAtomic(join(program.stateDir, LAST_TICK), {
+        at: iso(now),
+        decision: d.decision,
+        reason: d.reason,
+        facts,
+      });
+    } finally {
+      lock.release();
+    }
+    events.push(...(await pages(program, events, now)));
+    return report(facts, d, actions);
+  } catch (err) {
+    const message = (err as Error)?.message ?? String(err);
+    const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
+    try {
+      writeJsonAtomic(join(program.stateDir, LAST_TICK), {
+        at: iso(now),
+        decision: "tick_failed",
+        reason: message,
+        facts,
+      });
+    } catch {
+      // the journal already says it
+    }
+    await pages(program, [...events, failed], now);
+    throw new TickFailed(program, message, facts);
+  } finally {
+    current = null;
+  }
+}
+
+export class TickFailed extends Error {
+  constructor(
+    readonly program: ProgramContext,
+    message: string,
+    readonly facts: Facts | null,
+  ) {
+    super(message);
+  }
+}
+
+/** The state a status read sees: the tick lock read, never taken. */
+export async function statusOf(program: ProgramContext, now = Date.now()): Promise<ProgramReport> {
+  const facts = await gather(
+    program,
+    now,
+    readTickLock(program.stateDir, program.policy.tickDeadline, now),
+  );
+  const d = decide(facts, program.policy);
+  return {
+    program: program.name,
+    root: program.root,
+    decision: d.decision,
+    reason: d.reason,
+    facts,
+    actions: [],
+  };
+}

@@ -1,0 +1,721 @@
+import { describe, expect, it } from "vitest";
+import type { JournalEvent } from "../src/journal/journal.js";
+import { history } from "../src/journal/replay.js";
+import type { MergeLockState } from "../src/merge-lock/lock.js";
+import { type DecidePolicy, type Decision, decide } from "../src/watchdog/decide.js";
+import type { ClaimFacts, Facts } from "../src/watchdog/facts.js";
+
+const MIN = 60_000;
+const NOW = Date.parse("2026-11-30T12:00:00.000Z");
+/** An ISO time `m` minutes before NOW (negative: after). */
+const ago = (m: number) => new Date(NOW - m * MIN).toISOString();
+
+const POLICY: DecidePolicy = {
+  interval: 5 * MIN,
+  staleAfter: 45 * MIN,
+  claimGrace: 10 * MIN,
+  mergeMax: 120 * MIN,
+  crashLoopStarts: 3,
+  crashLoopWithin: 60 * MIN,
+  noProgressHandOvers: 3,
+  pauseFallback: 60 * MIN,
+};
+
+const ST = "linux:boot:1000";
+const ev = (m: number, type: string, fields: Record<string, unknown> = {}): JournalEvent => ({
+  at: ago(m),
+  type,
+  ...fields,
+});
+const started = (m: number, planned = false, fields: Record<string, unknown> = {}) =>
+  ev(m, "manager_started", { reason: "r", planned, launcher: "command", ...fields });
+const claimed = (m: number, pid: number) => ev(m, "claimed", { pid, start_time: ST });
+const saved = (m: number, pid: number, progress: string | null = null) =>
+  ev(m, "saved", { pid, context_tokens: 1000, progress, pushed: null });
+const handOver = (m: number, pid: number, progress: string | null = "p") =>
+  ev(m, "hand_over", { pid, context_tokens: 201_000, note: "context full", progress });
+
+const alive = (pid: number, claimedMinAgo: number, state: ClaimFacts["state"] = "alive") =>
+  ({
+    state,
+    pid,
+    start_time: ST,
+    machine_id: "m1",
+    hostname: "host",
+    claimed_at: ago(claimedMinAgo),
+  }) as ClaimFacts;
+const beat = (m: number, pid: number, start_time?: string) => ({
+  at: ago(m),
+  pid,
+  context_tokens: 1000,
+  ...(start_time ? { start_time } : {}),
+});
+
+interface Case {
+  name: string;
+  events?: JournalEvent[];
+  facts?: Partial<Facts>;
+  policy?: Partial<DecidePolicy>;
+  want: Partial<Decision> & { decision: Decision["decision"] };
+  /** Fields that must be absent from the decision. */
+  absent?: (keyof Decision)[];
+  reason?: RegExp;
+}
+
+function factsOf(c: Case): Facts {
+  const events = c.events ?? [];
+  return {
+    program: "catalog",
+    now: ago(0),
+    tick_lock: { held: false },
+    last_tick_at: ago(5),
+    finished: null,
+    stood_down: null,
+    paused: null,
+    seat: { seat: "/home/u/.claude", limited: false, until: null, reason: "under", window: null },
+    claim: { state: "none" },
+    heartbeat: null,
+    merge_lock: null,
+    history: history(events),
+    ...c.facts,
+  };
+}
+
+// A manager that claimed 60m ago and saved 10m ago, after a planned first start.
+const HEALTHY = [started(61, true), claimed(60, 42), saved(10, 42)];
+const liveLock = (liveness: "alive" | "dead" | "foreign", ageMin: number): MergeLockState => ({
+  held: true,
+  holder: { pid: 77, start_time: "x", machine_id: "m9", item: "PR-12", at: ago(ageMin) },
+  liveness,
+  age_ms: ageMin * MIN,
+});
+const threeCrashes = [
+  started(100, true),
+  started(50),
+  claimed(49, 2),
+  started(30),
+  claimed(29, 3),
+  started(10),
+  claimed(9, 4),
+];
+
+const cases: Case[] = [
+  // Rule 0
+  {
+    name: "0: another live tick holds the lock",
+    facts: { tick_lock: { held: true, pid: 99, at: ago(0) } },
+    want: { decision: "locked", rule: 0 },
+  },
+  // Rule 1
+  {
+    name: "1: finished",
+    facts: { finished: { at: ago(30), note: "backlog done" } },
+    want: { decision: "finished", rule: 1 },
+    reason: /backlog done.*reopen/,
+  },
+  {
+    name: "1: finished beats stood down and paused",
+    facts: {
+      finished: { at: ago(30), note: null },
+      stood_down: { at: ago(20), reason: "x" },
+      paused: { at: ago(1), until: ago(-60), reason: "p", window: null },
+    },
+    want: { decision: "finished" },
+  },
+  // Rule 2
+  {
+    name: "2: stood down",
+    facts: { stood_down: { at: ago(20), reason: "crash loop" } },
+    want: { decision: "hold", rule: 2 },
+    reason: /crash loop.*resume/,
+  },
+  // Rules 3 and 4
+  {
+    name: "3: paused and now < until",
+    facts: { paused: { at: ago(10), until: ago(-1), reason: "seat limited", window: "five_hour" } },
+    want: { decision: "wait_pause", rule: 3 },
+  },
+  {
+    name: "4: paused and now == until: unpause, then the rows below (a planned start)",
+    events: [...HEALTHY, ev(5, "released", { pid: 42 })],
+    facts: { paused: { at: ago(10), until: ago(0), reason: "seat limited", window: null } },
+    want: {
+      decision: "start",
+      rule: 13,
+      start: { reason: "no manager holds the claim", planned: true },
+    },
+  },
+  {
+    name: "4: pause over but the seat is still limited: unpause and pause again",
+    facts: {
+      paused: { at: ago(60), until: ago(1), reason: "x", window: null },
+      seat: {
+        seat: "/s",
+        limited: true,
+        until: ago(-30),
+        reason: "5h at 100%",
+        window: "five_hour",
+      },
+    },
+    want: { decision: "pause", rule: 5 },
+  },
+  {
+    name: "4: pause over, a live fresh manager: unpause, ok",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: beat(10, 42),
+      paused: { at: ago(60), until: ago(1), reason: "x", window: null },
+    },
+    want: { decision: "ok" },
+  },
+  // Rule 5
+  {
+    name: "5: seat limited with a known reset",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: beat(10, 42),
+      seat: {
+        seat: "/s",
+        limited: true,
+        until: ago(-90),
+        reason: "5h at 100%",
+        window: "five_hour",
+      },
+    },
+    want: {
+      decision: "pause",
+      rule: 5,
+      pause: {
+        until: ago(-90),
+        reason: `seat /s is limited (5h at 100%) until ${ago(-90)}`,
+        window: "five_hour",
+      },
+    },
+    absent: ["start", "stop_holder", "unpause"],
+  },
+  {
+    name: "5: seat limited with no reset named: pause_fallback",
+    facts: {
+      seat: { seat: "/s", limited: true, until: null, reason: "refusal", window: null },
+    },
+    want: { decision: "pause" },
+  },
+  // Rule 6
+  {
+    name: "6: claim from another machine",
+    facts: { claim: alive(42, 300, "foreign") },
+    want: { decision: "foreign", rule: 6 },
+    absent: ["start", "break_claim"],
+  },
+  // Rule 7 and heartbeat age
+  {
+    name: "7: alive, saved 10m ago",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(10, 42) },
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 10 * MIN },
+  },
+  {
+    name: "7: one millisecond younger than stale_after is ok",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: { ...beat(0, 42), at: new Date(NOW - 45 * MIN + 1).toISOString() },
+    },
+    want: { decision: "ok" },
+  },
+  {
+    name: "9: exactly at stale_after is stale",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(45, 42) },
+    want: { decision: "restart_stuck", rule: 9, heartbeat_age_ms: 45 * MIN },
+  },
+  {
+    name: "7: a new holder is judged from its claim, not its predecessor's heartbeat",
+    events: [...HEALTHY, started(3), claimed(2, 43)],
+    facts: { claim: alive(43, 2), heartbeat: beat(50, 42) },
+    want: { decision: "ok", heartbeat_age_ms: 2 * MIN },
+  },
+  {
+    name: "9: a new holder that never saved goes stale from its claim time",
+    events: [...HEALTHY, started(47), claimed(46, 43)],
+    facts: { claim: alive(43, 46), heartbeat: beat(50, 42) },
+    want: { decision: "restart_stuck" },
+    reason: /no save since it claimed 46m ago/,
+  },
+  {
+    name: "7: a heartbeat with the holder's pid but another start time does not count",
+    events: HEALTHY,
+    facts: { claim: alive(42, 50), heartbeat: beat(1, 42, "linux:boot:other") },
+    want: { decision: "restart_stuck", heartbeat_age_ms: 50 * MIN },
+  },
+  {
+    name: "7: a heartbeat older than the claim does not make it older",
+    events: HEALTHY,
+    facts: { claim: alive(42, 5), heartbeat: beat(90, 42) },
+    want: { decision: "ok", heartbeat_age_ms: 5 * MIN },
+  },
+  // Rule 8
+  {
+    name: "8: stale, merge lock held by a live holder here",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("alive", 300) },
+    want: { decision: "merge_in_flight", rule: 8 },
+    absent: ["stop_holder", "start"],
+  },
+  {
+    name: "8: stale, merge lock from another machine younger than merge_max",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("foreign", 119) },
+    want: { decision: "merge_in_flight" },
+  },
+  {
+    name: "9: stale, merge lock from another machine at merge_max",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("foreign", 120) },
+    want: { decision: "restart_stuck" },
+  },
+  {
+    name: "9: stale, merge lock held by a dead holder here",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("dead", 5) },
+    want: { decision: "restart_stuck" },
+  },
+  {
+    name: "9: stale, merge lock unreadable (remote unreachable): no merge to protect",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: beat(50, 42),
+      merge_lock: { held: false, error: "git ls-remote: could not read from remote" },
+    },
+    want: { decision: "restart_stuck" },
+  },
+  {
+    name: "7: fresh beats a merge lock (rule 7 before rule 8)",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(1, 42), merge_lock: liveLock("alive", 5) },
+    want: { decision: "ok" },
+  },
+  // Rule 9
+  {
+    name: "9: stuck: stop, break, start unplanned",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(47, 42) },
+    want: {
+      decision: "restart_stuck",
+      stop_holder: true,
+      break_claim: true,
+      start: {
+        reason: "the previous manager (pid 42) was stuck: no save for 47m (stale after 45m)",
+        planned: false,
+      },
+    },
+    reason: /^pid 42: no save for 47m \(stale after 45m\)$/,
+  },
+  {
+    name: "9 + guard: stuck after 3 unplanned starts: stopped first, then stand down",
+    events: [...threeCrashes, saved(8, 4)],
+    facts: { claim: alive(4, 9), heartbeat: beat(8, 4) },
+    policy: { staleAfter: 5 * MIN },
+    want: { decision: "stand_down", rule: 9, stop_holder: true },
+    absent: ["start", "break_claim"],
+  },
+  // Rule 10
+  {
+    name: "10: holder dead",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60, "dead"), heartbeat: beat(1, 42) },
+    want: { decision: "restart_dead", rule: 10, break_claim: true },
+    absent: ["stop_holder"],
+    reason: /pid 42 is dead/,
+  },
+  {
+    name: "10: holder pid reused",
+    events: HEALTHY,
+    facts: { claim: alive(42, 60, "reused") },
+    want: { decision: "restart_dead" },
+    reason: /another process/,
+  },
+  {
+    name: "10: holder unreadable",
+    events: HEALTHY,
+    facts: { claim: { state: "unreadable", problem: "claim/holder.json is not valid JSON" } },
+    want: { decision: "restart_dead" },
+    reason: /not valid JSON/,
+  },
+  {
+    name: "10 + guard: dead after 3 unplanned starts: stand down, claim left",
+    events: threeCrashes,
+    facts: { claim: alive(4, 9, "dead") },
+    want: { decision: "stand_down", rule: 10 },
+    absent: ["start", "break_claim", "stop_holder"],
+  },
+  // Crash-loop guard boundaries
+  {
+    name: "guard: 2 unplanned starts in the hour: the 3rd goes ahead",
+    events: [started(100, true), started(50), claimed(49, 2), started(30), claimed(29, 3)],
+    facts: { claim: alive(3, 29, "dead") },
+    want: {
+      decision: "restart_dead",
+      start: { reason: "the previous manager stopped: holder pid 3 is dead", planned: false },
+    },
+  },
+  {
+    name: "guard: one of 3 unplanned starts older than the window does not count",
+    events: [
+      started(100, true),
+      started(61),
+      claimed(60, 2),
+      started(30),
+      claimed(29, 3),
+      started(10),
+      claimed(9, 4),
+    ],
+    facts: { claim: alive(4, 9, "dead") },
+    want: { decision: "restart_dead" },
+  },
+  {
+    name: "guard: a start exactly `within` ago still counts",
+    events: [
+      started(100, true),
+      started(60),
+      claimed(59, 2),
+      started(30),
+      claimed(29, 3),
+      started(10),
+      claimed(9, 4),
+    ],
+    facts: { claim: alive(4, 9, "dead") },
+    want: { decision: "stand_down" },
+  },
+  {
+    name: "guard: planned starts do not count",
+    events: [
+      started(100, true),
+      started(50),
+      claimed(49, 2),
+      handOver(40, 2),
+      started(39, true),
+      claimed(38, 3),
+      started(30),
+      claimed(29, 4),
+    ],
+    facts: { claim: alive(4, 29, "dead") },
+    want: { decision: "restart_dead" },
+  },
+  {
+    name: "guard: only starts after the last `cleared` count, and the next start is planned",
+    events: [...threeCrashes.slice(0, 5), ev(20, "stood_down", { reason: "x" }), ev(15, "cleared")],
+    facts: { claim: alive(3, 29, "dead") },
+    want: {
+      decision: "restart_dead",
+      start: { reason: "the previous manager stopped: holder pid 3 is dead", planned: true },
+    },
+  },
+  {
+    name: "guard: after cleared, unplanned starts count again from zero",
+    events: [
+      ...threeCrashes,
+      ev(8, "stood_down", { reason: "x" }),
+      ev(7, "cleared"),
+      started(6, true),
+      claimed(5, 5),
+      started(4),
+      claimed(3, 6),
+    ],
+    facts: { claim: alive(6, 3, "dead") },
+    want: {
+      decision: "restart_dead",
+      start: { reason: "the previous manager stopped: holder pid 6 is dead", planned: false },
+    },
+  },
+  // Rule 11
+  {
+    name: "11: hand-over after the last start: planned start naming tokens and note",
+    events: [...HEALTHY, handOver(2, 42, "p1")],
+    want: {
+      decision: "start_after_hand_over",
+      rule: 11,
+      start: {
+        reason: "the previous manager handed over at 201000 tokens: context full",
+        planned: true,
+      },
+    },
+  },
+  {
+    name: "11: a hand-over start is planned even in a crash loop",
+    events: [...threeCrashes, handOver(1, 4)],
+    want: { decision: "start_after_hand_over" },
+  },
+  {
+    name: "12: a hand-over older than the last start is not rule 11",
+    events: [...HEALTHY, handOver(5, 42), started(3, true)],
+    want: { decision: "starting", rule: 12 },
+  },
+  {
+    name: "11: no progress in 3 managers: stand down",
+    events: [
+      started(90, true),
+      claimed(89, 1),
+      saved(88, 1, "fp"),
+      handOver(70, 1, "fp"),
+      started(69, true),
+      claimed(68, 2),
+      saved(67, 2, "fp"),
+      handOver(50, 2, "fp"),
+      started(49, true),
+      claimed(48, 3),
+      handOver(30, 3, "fp"),
+    ],
+    want: {
+      decision: "stand_down",
+      rule: 11,
+      stand_down: { reason: expect.stringMatching(/no progress/) as unknown as string },
+    },
+    absent: ["start"],
+  },
+  {
+    name: "11: the first manager found another fingerprint at its first save: progress was made",
+    events: [
+      started(90, true),
+      claimed(89, 1),
+      saved(88, 1, "fp0"),
+      saved(80, 1, "fp"),
+      handOver(70, 1, "fp"),
+      started(69, true),
+      claimed(68, 2),
+      handOver(50, 2, "fp"),
+      started(49, true),
+      claimed(48, 3),
+      handOver(30, 3, "fp"),
+    ],
+    want: { decision: "start_after_hand_over" },
+  },
+  {
+    name: "11: a changed fingerprint in the last hand-over is not a stand-down",
+    events: [
+      started(90, true),
+      claimed(89, 1),
+      saved(88, 1, "fp"),
+      handOver(70, 1, "fp"),
+      started(69, true),
+      claimed(68, 2),
+      handOver(50, 2, "fp"),
+      started(49, true),
+      claimed(48, 3),
+      handOver(30, 3, "fp2"),
+    ],
+    want: { decision: "start_after_hand_over" },
+  },
+  {
+    name: "11: two unchanged hand-overs of 3 are not a stand-down",
+    events: [
+      started(69, true),
+      claimed(68, 2),
+      saved(67, 2, "fp"),
+      handOver(50, 2, "fp"),
+      started(49, true),
+      claimed(48, 3),
+      handOver(30, 3, "fp"),
+    ],
+    want: { decision: "start_after_hand_over" },
+  },
+  {
+    name: "11: a crash among the last 3 managers is not a no-progress stand-down",
+    events: [
+      started(90, true),
+      claimed(89, 1),
+      saved(88, 1, "fp"),
+      ev(70, "claim_broken", { pid: 1 }),
+      started(69),
+      claimed(68, 2),
+      handOver(50, 2, "fp"),
+      started(49, true),
+      claimed(48, 3),
+      handOver(30, 3, "fp"),
+    ],
+    want: { decision: "start_after_hand_over" },
+  },
+  {
+    name: "11: null fingerprints never stand down",
+    events: [
+      started(90, true),
+      claimed(89, 1),
+      handOver(70, 1, null),
+      started(69, true),
+      claimed(68, 2),
+      handOver(50, 2, null),
+      started(49, true),
+      claimed(48, 3),
+      handOver(30, 3, null),
+    ],
+    want: { decision: "start_after_hand_over" },
+  },
+  // Rule 12
+  {
+    name: "12: started 9m ago, nothing claimed: wait",
+    events: [started(9, true, { pid: 500, start_time: "s" })],
+    want: { decision: "starting", rule: 12 },
+    reason: /pid 500/,
+  },
+  {
+    name: "13: started exactly claim_grace ago and never claimed: stop it, start again",
+    events: [started(10, true, { pid: 500, start_time: "s" })],
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+    },
+    reason: /pid 500\) never claimed/,
+  },
+  // Rule 13
+  {
+    name: "13: the program's very first start is planned",
+    want: {
+      decision: "start",
+      rule: 13,
+      start: { reason: "the program's first start", planned: true },
+    },
+    absent: ["stop_leftover"],
+  },
+  {
+    name: "13: a manual release: an unplanned start, nothing to stop",
+    events: [...HEALTHY, ev(5, "released", { pid: 42 })],
+    want: { decision: "start", start: { reason: "no manager holds the claim", planned: false } },
+    absent: ["stop_leftover"],
+  },
+  {
+    name: "13: first start after unpaused is planned",
+    events: [
+      ...HEALTHY,
+      ev(5, "released", { pid: 42 }),
+      ev(4, "paused", { until: ago(-1) }),
+      ev(3, "unpaused"),
+    ],
+    want: { decision: "start", start: { reason: "no manager holds the claim", planned: true } },
+  },
+  {
+    name: "13: first start after reopened is planned",
+    events: [...HEALTHY, ev(5, "finished"), ev(3, "reopened")],
+    want: { decision: "start", start: { reason: "no manager holds the claim", planned: true } },
+  },
+  {
+    name: "13: first start after cleared is planned, the second is not",
+    events: [
+      ...HEALTHY,
+      ev(6, "released"),
+      ev(5, "cleared"),
+      started(4, true),
+      claimed(3, 50),
+      ev(2, "released"),
+    ],
+    want: { decision: "start", start: { reason: "no manager holds the claim", planned: false } },
+  },
+  {
+    name: "13 + guard: a 4th unplanned start stands down (and still stops the unclaimed start)",
+    events: [
+      started(100, true),
+      started(50),
+      claimed(49, 2),
+      ev(48, "claim_broken"),
+      started(30),
+      claimed(29, 3),
+      ev(28, "claim_broken"),
+      started(20, false, { pid: 9, start_time: "s" }),
+    ],
+    want: {
+      decision: "stand_down",
+      rule: 13,
+      stop_leftover: expect.objectContaining({ pid: 9 }) as never,
+    },
+    absent: ["start"],
+  },
+  // Sleep and clock gaps
+  {
+    name: "gap: the watchdog last ran 3h ago: the gap is not counted against the manager",
+    events: HEALTHY,
+    facts: { claim: alive(42, 200), heartbeat: beat(190, 42), last_tick_at: ago(185) },
+    want: { decision: "ok", gap_credit_ms: 180 * MIN, heartbeat_age_ms: 10 * MIN },
+    reason: /3h gap/,
+  },
+  {
+    name: "gap: exactly two intervals is no gap",
+    events: HEALTHY,
+    facts: { claim: alive(42, 200), heartbeat: beat(50, 42), last_tick_at: ago(10) },
+    want: { decision: "restart_stuck", gap_credit_ms: 0 },
+  },
+  {
+    name: "gap: no last tick, no credit",
+    events: HEALTHY,
+    facts: { claim: alive(42, 200), heartbeat: beat(50, 42), last_tick_at: null },
+    want: { decision: "restart_stuck" },
+  },
+  {
+    name: "gap: claim grace does not count a gap either",
+    events: [started(100, true, { pid: 500, start_time: "s" })],
+    facts: { last_tick_at: ago(98) },
+    want: { decision: "starting" },
+  },
+];
+
+describe("decide (DESIGN §6, first match wins)", () => {
+  it.each(cases)("$name", (c) => {
+    const d = decide(factsOf(c), { ...POLICY, ...c.policy });
+    expect(d).toMatchObject(c.want);
+    for (const key of c.absent ?? []) expect(d[key], key).toBeUndefined();
+    if (c.reason) expect(d.reason).toMatch(c.reason);
+  });
+
+  it("rule 4 journals unpaused before going on", () => {
+    const d = decide(
+      factsOf({
+        name: "",
+        want: { decision: "ok" },
+        facts: { paused: { at: ago(60), until: ago(1), reason: "x", window: null } },
+      }),
+      POLICY,
+    );
+    expect(d.unpause).toBeDefined();
+    expect(d.start?.planned).toBe(true);
+  });
+
+  it("rule 5 uses pause_fallback when the seat names no reset", () => {
+    const d = decide(
+      factsOf({
+        name: "",
+        want: { decision: "pause" },
+        facts: {
+          seat: { seat: "/s", limited: true, until: null, reason: "refusal", window: null },
+        },
+      }),
+      POLICY,
+    );
+    expect(d.pause?.until).toBe(ago(-60));
+  });
+
+  it("rule 13 hands act the unclaimed start to stop", () => {
+    const d = decide(
+      factsOf({
+        name: "",
+        want: { decision: "start" },
+        events: [started(20, true, { pid: 500, start_time: "s" })],
+      }),
+      POLICY,
+    );
+    expect(d.stop_leftover).toMatchObject({ pid: 500, start_time: "s" });
+  });
+
+  it("is pure: the same facts give the same decision, and the facts are not changed", () => {
+    const f = factsOf({
+      name: "",
+      want: { decision: "ok" },
+      events: HEALTHY,
+      facts: { claim: alive(42, 60), heartbeat: beat(50, 42) },
+    });
+    const copy = structuredClone(f);
+    expect(decide(f, POLICY)).toEqual(decide(f, POLICY));
+    expect(f).toEqual(copy);
+  });
+});

@@ -1,0 +1,137 @@
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { livenessOf, machineId } from "../../src/process/identity.js";
+import { CLI, type RunResult, sheepdog, tempProgram } from "./cli.js";
+
+export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
+
+/**
+ * A program whose `command` launcher runs the fake manager with `flags`. The watchdog's
+ * interval is long so no sleep-gap credit applies unless a test writes one.
+ */
+export function managerProgram(
+  flags: string[] = [],
+  watchdog: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+  name = "demo",
+) {
+  return tempProgram(name, {
+    manager: {
+      launcher: "command",
+      command: [process.execPath, FAKE_MANAGER, ...flags, "{prompt}"],
+      env: { SHEEPDOG_CLI: CLI },
+    },
+    watchdog: { interval: "1h", stale_after: "1h", claim_grace: "1h", ...watchdog },
+    ...extra,
+  });
+}
+
+export interface Event {
+  at: string;
+  type: string;
+  [k: string]: unknown;
+}
+
+export function events(stateDir: string): Event[] {
+  try {
+    return readFileSync(join(stateDir, "journal.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Event);
+  } catch {
+    return [];
+  }
+}
+
+export const ofType = (stateDir: string, type: string) =>
+  events(stateDir).filter((e) => e.type === type);
+
+export interface TickProgram {
+  program: string;
+  root: string;
+  decision: string;
+  reason: string;
+  facts: Record<string, unknown> | null;
+  actions: string[];
+}
+
+/** `sheepdog tick --json` for the test's program: the exit code and its one program's report. */
+export function tick(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): RunResult & { report: TickProgram } {
+  const r = sheepdog(["tick", "--json", ...args], { env });
+  let report: TickProgram;
+  try {
+    report = (JSON.parse(r.stdout) as { programs: TickProgram[] }).programs[0] as TickProgram;
+  } catch {
+    throw new Error(`tick --json printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
+  }
+  return { ...r, report };
+}
+
+export function holder(stateDir: string): { pid: number; start_time: string } | null {
+  try {
+    return JSON.parse(readFileSync(join(stateDir, "claim", "holder.json"), "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+export function isAlive(pid: number, start_time: string): boolean {
+  return livenessOf({ pid, start_time, machine_id: machineId() }) === "alive";
+}
+
+/** Polls `check` every 100 ms until it returns a truthy value or `ms` pass. */
+export async function waitFor<T>(
+  what: string,
+  check: () => T,
+  ms = 30_000,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits until the manager a start launched holds the claim; returns its pid. */
+export async function waitForClaimBy(stateDir: string, pid: number): Promise<number> {
+  await waitFor(`pid ${pid} to claim`, () => holder(stateDir)?.pid === pid);
+  return pid;
+}
+
+/** Every manager a test's ticks started, stopped by exact pid + start time. */
+export function killStarted(stateDir: string): void {
+  for (const e of ofType(stateDir, "manager_started")) {
+    if (typeof e.pid !== "number" || typeof e.start_time !== "string") continue;
+    if (!isAlive(e.pid, e.start_time)) continue;
+    try {
+      process.kill(e.pid, "SIGCONT");
+      process.kill(e.pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** A hash of every file's name, mode and content under a folder (to prove nothing changed). */
+export function hashTree(dir: string): string {
+  const h = createHash("sha256");
+  const walk = (d: string) => {
+    if (!existsSync(d)) return;
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      const st = statSync(p);
+      h.update(`${p}\0${st.mode}\0${st.mtimeMs}\0`);
+      if (st.isDirectory()) walk(p);
+      else h.update(readFileSync(p));
+    }
+  };
+  h.update(`${existsSync(dir)}`);
+  walk(dir);
+  return h.digest("hex");
+}

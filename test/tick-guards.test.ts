@@ -1,0 +1,259 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { sheepdog, sheepdogAsync, sleeper, tempDir } from "./helpers/cli.js";
+import {
+  events,
+  hashTree,
+  holder,
+  isAlive,
+  killStarted,
+  managerProgram,
+  ofType,
+  tick,
+  waitFor,
+  waitForClaimBy,
+} from "./helpers/watchdog.js";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+function program(...args: Parameters<typeof managerProgram>) {
+  const p = managerProgram(...args);
+  cleanups.push(() => killStarted(p.stateDir));
+  return p;
+}
+function live(seconds = 300) {
+  const child = sleeper(seconds);
+  cleanups.push(() => child.kill("SIGKILL"));
+  return child;
+}
+const starts = (stateDir: string) =>
+  ofType(stateDir, "manager_started") as unknown as {
+    pid: number;
+    start_time: string;
+    planned: boolean;
+  }[];
+const lastStart = (stateDir: string) => starts(stateDir).at(-1) as ReturnType<typeof starts>[0];
+/** Waits until the last start has claimed and died (a crashed manager). */
+const crashed = (stateDir: string) => {
+  const s = lastStart(stateDir);
+  return waitFor(
+    `pid ${s.pid} to claim and exit`,
+    () => holder(stateDir)?.pid === s.pid && !isAlive(s.pid, s.start_time),
+  );
+};
+
+describe("tick: the guards", () => {
+  it("a hand-over is followed by a planned start that the crash-loop guard ignores", async () => {
+    const flag = join(tempDir(), "hand-over-now");
+    const p = program(["--save-every", "1", "--hand-over-when", flag], {
+      crash_loop: { starts: 1, within: "1h" },
+    });
+    tick(p.env); // the first start (planned)
+    const a = lastStart(p.stateDir);
+    await waitForClaimBy(p.stateDir, a.pid);
+    process.kill(a.pid, "SIGKILL");
+    await waitFor("a to die", () => !isAlive(a.pid, a.start_time));
+    expect(tick(p.env).report.decision).toBe("restart_dead"); // unplanned #1: the limit
+    const b = lastStart(p.stateDir);
+    await waitForClaimBy(p.stateDir, b.pid);
+    writeFileSync(flag, "");
+    await waitFor(
+      "b to hand over",
+      () => ofType(p.stateDir, "hand_over").length === 1 && !holder(p.stateDir),
+    );
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("start_after_hand_over");
+    expect(r.report.reason).toMatch(
+      /^the previous manager handed over.*: context full after \d+ saves$/,
+    );
+    const c = lastStart(p.stateDir);
+    expect(c.planned).toBe(true);
+    // Control: an unplanned start now would be the second within the hour.
+    await waitForClaimBy(p.stateDir, c.pid);
+    process.kill(c.pid, "SIGKILL");
+    await waitFor("c to die", () => !isAlive(c.pid, c.start_time));
+    expect(tick(p.env).report.decision).toBe("stand_down");
+  });
+
+  it("a crash loop stands down and starts nothing more until `resume`", async () => {
+    const p = program(["--exit-after-claim"], { crash_loop: { starts: 2, within: "1h" } });
+    expect(tick(p.env).report.decision).toBe("start");
+    await crashed(p.stateDir);
+    expect(tick(p.env).report.decision).toBe("restart_dead");
+    await crashed(p.stateDir);
+    expect(tick(p.env).report.decision).toBe("restart_dead");
+    await crashed(p.stateDir);
+    const down = tick(p.env);
+    expect(down.report.decision).toBe("stand_down");
+    expect(down.report.reason).toMatch(/crash loop: 2 unplanned starts within 1h/);
+    expect(ofType(p.stateDir, "stood_down")).toHaveLength(1);
+    expect(starts(p.stateDir)).toHaveLength(3);
+    const held = tick(p.env);
+    expect(held.report.decision).toBe("hold");
+    expect(held.report.reason).toMatch(/sheepdog resume/);
+    expect(starts(p.stateDir)).toHaveLength(3);
+    const resumed = sheepdog(["resume"], { env: p.env });
+    expect(resumed.code).toBe(0);
+    expect(ofType(p.stateDir, "cleared")).toHaveLength(1);
+    const after = tick(p.env);
+    expect(after.report.decision).toBe("restart_dead");
+    expect(starts(p.stateDir)).toHaveLength(4);
+    expect(lastStart(p.stateDir).planned).toBe(true);
+  });
+
+  it("a merge lock held by a live process keeps a stale manager alone", async () => {
+    const repo = tempDir();
+    spawnSync("git", ["init", "-q", repo]);
+    const p = program([], { stale_after: "2s" }, { merge_lock: { repo } });
+    const manager = live();
+    const merger = live();
+    expect(sheepdog(["claim", "acquire", "--pid", String(manager.pid)], { env: p.env }).code).toBe(
+      0,
+    );
+    const acquired = sheepdog(
+      ["merge-lock", "acquire", "--pid", String(merger.pid), "--item", "PR-7"],
+      {
+        env: p.env,
+      },
+    );
+    expect(acquired.code, acquired.stderr).toBe(0);
+    await waitFor(
+      "the claim to go stale",
+      () => tick(p.env, ["--dry-run"]).report.decision !== "ok",
+    );
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("merge_in_flight");
+    expect(r.report.reason).toMatch(
+      new RegExp(`merge lock is held by pid ${merger.pid} for PR-7 \\(alive\\)`),
+    );
+    expect(manager.exitCode).toBeNull();
+    expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
+    // Control: once the merge is over, the stale manager is restarted.
+    merger.kill("SIGKILL");
+    await waitFor(
+      "the merger to die",
+      () => merger.exitCode !== null || merger.signalCode !== null,
+    );
+    expect(tick(p.env).report.decision).toBe("restart_stuck");
+  });
+
+  it("ten concurrent ticks start exactly one manager", async () => {
+    const p = program(["--save-every", "2"]);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => sheepdogAsync(["tick", "--json"], { env: p.env })),
+    );
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const decisions = results.map((r) => JSON.parse(r.stdout).programs[0].decision as string);
+    expect(decisions.filter((d) => d === "start")).toHaveLength(1);
+    for (const d of decisions) expect(["start", "locked", "starting", "ok"]).toContain(d);
+    expect(starts(p.stateDir)).toHaveLength(1);
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+  });
+
+  it("a sleep gap (last tick 3h ago) restarts nothing; the next tick judges again", async () => {
+    const p = program([], { stale_after: "2s", interval: "1m" });
+    const manager = live();
+    expect(sheepdog(["claim", "acquire", "--pid", String(manager.pid)], { env: p.env }).code).toBe(
+      0,
+    );
+    await new Promise((r) => setTimeout(r, 2500));
+    const slept = new Date(Date.now() - 3 * 3600_000).toISOString();
+    writeFileSync(
+      join(p.stateDir, "last-tick.json"),
+      JSON.stringify({ at: slept, decision: "ok", reason: "", facts: null }),
+    );
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("ok");
+    expect(r.report.reason).toMatch(/gap in the watchdog's runs is not counted/);
+    expect(manager.exitCode).toBeNull();
+    expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
+    // Control: with the gap behind it, the same stale claim is a stuck manager.
+    const next = tick(p.env);
+    expect(next.report.decision).toBe("restart_stuck");
+    await waitFor("the stuck sleeper to be stopped", () => manager.signalCode !== null);
+  });
+
+  it("--dry-run decides and prints but changes nothing (state dir hashed before and after)", async () => {
+    const p = program();
+    const dead = live();
+    expect(sheepdog(["claim", "acquire", "--pid", String(dead.pid)], { env: p.env }).code).toBe(0);
+    dead.kill("SIGKILL");
+    await waitFor("the holder to die", () => dead.signalCode !== null);
+    writeFileSync(
+      join(p.stateDir, "last-tick.json"),
+      JSON.stringify({ at: new Date().toISOString(), decision: "ok", reason: "", facts: null }),
+    );
+    const before = hashTree(p.stateDir);
+    const human = sheepdog(["tick", "--dry-run"], { env: p.env });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(
+      /^demo +restart_dead +holder pid \d+ is dead; would break the claim, would start a manager \(planned\)\n$/,
+    );
+    const json = tick(p.env, ["--dry-run"]);
+    expect(json.report).toMatchObject({
+      decision: "restart_dead",
+      actions: ["would break the claim", "would start a manager (planned)"],
+    });
+    expect(hashTree(p.stateDir)).toBe(before);
+    // A program with no state at all stays without any.
+    const fresh = program();
+    expect(tick(fresh.env, ["--dry-run"]).report.decision).toBe("start");
+    expect(existsSync(fresh.stateDir)).toBe(false);
+  });
+
+  it("a tick that throws journals tick_failed and exits 1 (and releases its lock)", () => {
+    const p = managerProgram();
+    const cfgPath = join(p.root, "program.json");
+    writeFileSync(
+      cfgPath,
+      JSON.stringify({
+        name: "demo",
+        manager: { launcher: "command", command: ["/nonexistent/manager", "{prompt}"] },
+      }),
+    );
+    const r = sheepdog(["tick"], { env: p.env });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /^demo +tick_failed +manager.command "\/nonexistent\/manager": cannot start/,
+    );
+    expect(r.stderr).toMatch(/sheepdog tick: demo: manager.command/);
+    const [failed] = ofType(p.stateDir, "tick_failed");
+    expect(String(failed?.error)).toMatch(/cannot start: spawn \/nonexistent\/manager ENOENT/);
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+    expect(ofType(p.stateDir, "manager_started")).toHaveLength(0);
+  });
+
+  it("a tick past its deadline journals tick_failed, exits 1, and its lock is broken next time", async () => {
+    const p = program([], { stale_after: "1s" });
+    // A stuck manager that ignores SIGTERM: stopping it takes the full grace.
+    const stubborn = spawn(
+      process.execPath,
+      ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1e6)"],
+      {
+        stdio: "ignore",
+      },
+    );
+    cleanups.push(() => stubborn.kill("SIGKILL"));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sheepdog(["claim", "acquire", "--pid", String(stubborn.pid)], { env: p.env }).code).toBe(
+      0,
+    );
+    await new Promise((r) => setTimeout(r, 1200));
+    const r = sheepdog(["tick"], { env: { ...p.env, SHEEPDOG_TICK_DEADLINE_MS: "2000" } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/passed its deadline/);
+    expect(String(ofType(p.stateDir, "tick_failed")[0]?.error)).toMatch(/deadline/);
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(true);
+    stubborn.kill("SIGKILL");
+    const next = tick(p.env);
+    expect(next.code).toBe(0);
+    expect(ofType(p.stateDir, "tick_lock_broken")).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(/is gone/) }),
+    ]);
+    expect(events(p.stateDir).length).toBeGreaterThan(0);
+  });
+});
