@@ -1,13 +1,145 @@
-// STUB (owned by the launchers work): replace with the real tmux launcher.
-import { RuntimeFailure } from "../errors.js";
-import type { Launcher } from "./types.js";
+// The tmux launcher (DESIGN §7): a new window in a named session, running the configured argv.
+import type { ProgramContext } from "../config/context.js";
+import { RuntimeFailure, UsageError } from "../errors.js";
+import { identityOf } from "../process/identity.js";
+import { managerEnv } from "./env.js";
+import { firstLine, runTool, type ToolResult } from "./tool.js";
+import { fillPlaceholders, type Launched, type Launcher, type LaunchRequest } from "./types.js";
 
-export const launcher: Launcher = {
-  async start() {
-    throw new RuntimeFailure("the tmux launcher is not implemented yet");
-  },
-  async close() {},
-  async screen() {
-    return null;
-  },
-};
+const TMUX_TIMEOUT_MS = 15_000;
+const DEFAULT_COMMAND = ["claude", "{prompt}"];
+
+/**
+ * `-L NAME` when `$SHEEPDOG_TMUX_SOCKET` names a socket: tests (and anyone keeping managers
+ * apart from their own tmux) get a server of their own.
+ */
+function socketArgs(): string[] {
+  const socket = process.env.SHEEPDOG_TMUX_SOCKET;
+  return socket ? ["-L", socket] : [];
+}
+
+function tmux(args: string[], env?: NodeJS.ProcessEnv): Promise<ToolResult> {
+  return runTool("tmux", [...socketArgs(), ...args], { timeoutMs: TMUX_TIMEOUT_MS, env });
+}
+
+function failure(what: string, r: ToolResult): RuntimeFailure {
+  if (r.spawnError) return new RuntimeFailure(`tmux ${what}: cannot run tmux: ${r.spawnError}`);
+  if (r.timedOut) return new RuntimeFailure(`tmux ${what}: timed out`);
+  return new RuntimeFailure(`tmux ${what}: ${firstLine(r.stderr) || `tmux exited with ${r.code}`}`);
+}
+
+/** The session a program's managers go in: `manager.tmux.session`, else the program name. */
+export function sessionOf(program: ProgramContext): string {
+  const session = program.config.manager.tmux?.session ?? program.name;
+  // tmux silently rewrites `.` and `:` in session names, so the exact lookup would miss it.
+  if (/[.:]/.test(session))
+    throw new UsageError(
+      `${program.configPath}: manager.tmux.session: expected a tmux session name without "." or ":", got ${JSON.stringify(session)}`,
+    );
+  return session;
+}
+
+/** The argv the window runs, placeholders filled, each one still a separate argument. */
+export function commandOf(req: LaunchRequest): string[] {
+  const { program } = req;
+  const argv = program.config.manager.tmux?.command ?? DEFAULT_COMMAND;
+  const vars = {
+    prompt: req.prompt,
+    reason: req.reason,
+    program: program.name,
+    root: program.root,
+  };
+  const filled = argv.map((a) => fillPlaceholders(a, vars));
+  // tmux hands a single argument to `sh -c`; `env --` keeps even a one-word command shell-free.
+  return filled.length === 1 ? ["env", "--", ...filled] : filled;
+}
+
+async function ensureSession(session: string, root: string): Promise<void> {
+  const has = await tmux(["has-session", "-t", `=${session}`]);
+  if (has.code === 0) return;
+  if (has.spawnError || has.timedOut) throw failure("has-session", has);
+  const made = await tmux(["new-session", "-d", "-s", session, "-c", root]);
+  if (made.code === 0) return;
+  // Another start may have made it meanwhile: that is as good.
+  const again = await tmux(["has-session", "-t", `=${session}`]);
+  if (again.code !== 0) throw failure(`new-session -s ${session}`, made);
+}
+
+async function start(req: LaunchRequest): Promise<Launched> {
+  const { program } = req;
+  const session = sessionOf(program);
+  const argv = commandOf(req);
+  await ensureSession(session, program.root);
+  const env = managerEnv(program);
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+  // tmux gives a new window the PATH of the client that asked for it, whatever `-e` says.
+  const clientEnv = env.PATH !== undefined ? { ...process.env, PATH: env.PATH } : undefined;
+  const r = await tmux(
+    [
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id} #{window_id} #{pane_pid}",
+      ...envArgs,
+      "-c",
+      program.root,
+      "-t",
+      `=${session}:`,
+      "--",
+      ...argv,
+    ],
+    clientEnv,
+  );
+  if (r.code !== 0) throw failure(`new-window in session ${session}`, r);
+  const m = /^(%\d+) (@\d+) (\d+)\s*$/.exec(r.stdout);
+  if (!m)
+    throw new RuntimeFailure(
+      `tmux new-window: expected "%PANE @WINDOW PID", got ${JSON.stringify(r.stdout.trim())}`,
+    );
+  const [, pane, window, pidText] = m as unknown as [string, string, string, string];
+  const pid = Number(pidText);
+  const identity = identityOf(pid);
+  return {
+    launcher: "tmux",
+    pane,
+    window: `${session}:${window}`,
+    pid,
+    ...(identity ? { start_time: identity.start_time } : {}),
+  };
+}
+
+/**
+ * Whether the pane is still the one this start made. Pane ids restart with a new tmux server,
+ * so a recorded `%3` may now be someone else's pane: its process must be the recorded one.
+ */
+async function ownPane(launched: Launched): Promise<string | null> {
+  const pane = launched.pane;
+  if (!pane || !/^%\d+$/.test(pane)) return null;
+  const r = await tmux(["display-message", "-p", "-t", pane, "#{pane_pid}"]);
+  if (r.code !== 0) return null; // gone, or no server at all
+  const pid = Number(r.stdout.trim());
+  if (launched.pid !== undefined && pid !== launched.pid) return null;
+  if (launched.start_time !== undefined) {
+    const now = identityOf(pid);
+    if (now && now.start_time !== launched.start_time) return null;
+  }
+  return pane;
+}
+
+async function close(_program: ProgramContext, launched: Launched): Promise<void> {
+  const pane = await ownPane(launched);
+  if (!pane) return;
+  const r = await tmux(["kill-pane", "-t", pane]);
+  if (r.code === 0 || /can't find|no server running|error connecting/i.test(r.stderr)) return;
+  throw failure(`kill-pane -t ${pane}`, r);
+}
+
+async function screen(_program: ProgramContext, launched: Launched): Promise<string | null> {
+  const pane = await ownPane(launched);
+  if (!pane) return null;
+  const r = await tmux(["capture-pane", "-p", "-t", pane]);
+  return r.code === 0 ? r.stdout : null;
+}
+
+export const launcher: Launcher = { start, close, screen };
