@@ -1,5 +1,39 @@
-import { RuntimeFailure } from "../errors.js";
+import { openProgram } from "../config/context.js";
+import { UsageError } from "../errors.js";
+import { say, schedulerArg } from "../install/args.js";
+import { installPlan } from "../install/install.js";
+import { describePlan, executePlan } from "../install/plan.js";
+import type { Target } from "../install/target.js";
+import { parseCommandArgs } from "../util/args.js";
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure("sheepdog install: not implemented yet");
+/** The interval when --interval is not given: the program's own, or the default for --all. */
+const DEFAULT_INTERVAL = "5m";
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("install", argv, {
+    program: { type: "string" },
+    all: { type: "boolean" },
+    interval: { type: "string" },
+    "dry-run": { type: "boolean" },
+  });
+  const scheduler = schedulerArg("install", positionals);
+  if (values.all && values.program !== undefined)
+    throw new UsageError("sheepdog install: --all and --program cannot be used together");
+  let target: Target;
+  let interval = values.interval;
+  if (values.all) target = { kind: "all" };
+  else {
+    // like every command but doctor, install refuses a program whose config or state is bad
+    const program = openProgram(values.program);
+    target = { kind: "program", name: program.name, root: program.root };
+    interval ??= program.config.watchdog.interval;
+  }
+  const plan = installPlan(scheduler, target, interval ?? DEFAULT_INTERVAL);
+  if (values["dry-run"]) {
+    process.stdout.write(describePlan(plan.title, plan.steps));
+    return 0;
+  }
+  executePlan(plan.title, plan.steps, say);
+  say(plan.summary);
+  return 0;
 }

@@ -1,0 +1,104 @@
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expandHome } from "../util/fs.js";
+
+/** What one installed timer ticks: one program (by its root) or every program (`--all`). */
+export type Target = { kind: "program"; name: string; root: string } | { kind: "all" };
+
+export function homeDir(env = process.env): string {
+  return env.HOME || homedir();
+}
+
+/** The tick's arguments after the CLI path. */
+export function tickArgs(target: Target): string[] {
+  return target.kind === "all" ? ["tick", "--all"] : ["tick", "--program", target.root];
+}
+
+/** The target a tick's argv names, or null when it is not a sheepdog tick. */
+export function targetOfArgs(
+  args: readonly string[],
+): Target | { kind: "program"; root: string } | null {
+  const i = args.indexOf("tick");
+  if (i < 0) return null;
+  const rest = args.slice(i + 1);
+  if (rest.length === 1 && rest[0] === "--all") return { kind: "all" };
+  if (rest.length === 2 && rest[0] === "--program" && rest[1])
+    return { kind: "program", root: rest[1] };
+  return null;
+}
+
+export function sameTarget(a: { kind: string; root?: string }, b: { kind: string; root?: string }) {
+  return a.kind === b.kind && (a.kind === "all" || a.root === b.root);
+}
+
+/**
+ * The absolute, real path of the CLI the scheduler should run: the bundle's `cli.js`, found
+ * from this module's own location (a chunk sits at most two folders below it). Falls back to
+ * the script node is running. Never a bare `sheepdog`: the scheduler's PATH may not have it.
+ */
+export function cliPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 3; up++) {
+    const candidate = join(dir, "cli.js");
+    if (existsSync(candidate)) return realpathSync(candidate);
+    dir = dirname(dir);
+  }
+  return realpathSync(process.argv[1] ?? "");
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The absolute directories of a PATH string (relative and `~` entries dropped: a unit has no cwd or shell). */
+export function pathDirs(path: string | undefined): string[] {
+  return (path ?? "").split(delimiter).filter((d) => d && isAbsolute(d));
+}
+
+/** Where `name` is found on a PATH (the first executable file), or null. */
+export function which(name: string, path: string | undefined): string | null {
+  if (name.includes("/")) return isExecutableFile(name) ? resolve(name) : null;
+  for (const dir of pathDirs(path)) {
+    const candidate = join(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** The tools a tick (or the manager it starts) may run. */
+export const TOOLS = ["node", "git", "tmux", "herdr", "claude"] as const;
+
+export const SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"];
+export const HOMEBREW_PATH = ["/opt/homebrew/bin"];
+
+/**
+ * A literal PATH for the scheduled tick: launchd and systemd start it with a bare PATH, so the
+ * directories where the tools are found now are written out (node's own first), then the
+ * system ones. Deduplicated; never `$PATH` or `~`, which neither scheduler expands.
+ */
+export function unitPath(
+  opts: { homebrew: boolean; env?: NodeJS.ProcessEnv } = { homebrew: true },
+): string {
+  const env = opts.env ?? process.env;
+  const dirs = [dirname(process.execPath)];
+  for (const tool of TOOLS) {
+    const found = which(tool, env.PATH);
+    if (found) dirs.push(dirname(found));
+  }
+  dirs.push(...(opts.homebrew ? HOMEBREW_PATH : []), ...SYSTEM_PATH);
+  return [...new Set(dirs.filter((d) => !d.includes(delimiter)))].join(delimiter);
+}
+
+/** `$SHEEPDOG_HOME` as an absolute path when set (the scheduled tick must see the same one). */
+export function sheepdogHomeEnv(env = process.env): string | undefined {
+  const value = env.SHEEPDOG_HOME;
+  return value ? resolve(expandHome(value, homeDir(env))) : undefined;
+}

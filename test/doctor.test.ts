@@ -1,0 +1,250 @@
+// `sheepdog doctor`: right statuses and exit codes, and not one byte or mode changed anywhere.
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
+import { treeSnapshot } from "./helpers/install.js";
+import { type StandIns, standIns } from "./helpers/standins.js";
+
+interface Report {
+  checks: {
+    program: string | null;
+    check: string;
+    status: string;
+    detail: string;
+    fix: string | null;
+  }[];
+  ok: boolean;
+}
+
+let s: StandIns;
+let p: ReturnType<typeof tempProgram>;
+let home: string;
+let seat: string;
+let tokenFile: string;
+let env: NodeJS.ProcessEnv;
+
+/** A program with everything in place: valid config, safe state, a recent tick, a timer. */
+function healthy(config: Record<string, unknown> = {}) {
+  home = tempDir("sheepdog-home-");
+  seat = join(home, ".claude-loop");
+  tokenFile = join(home, "ntfy-token");
+  p = tempProgram("demo", {
+    manager: { launcher: "command", command: [process.execPath, "toy-manager.mjs", "{prompt}"] },
+    usage: { seat },
+    page: { ntfy: { server: "http://127.0.0.1:9", topic: "demo-pages", token_file: tokenFile } },
+    ...config,
+  });
+  mkdirSync(seat);
+  writeFileSync(
+    join(seat, "settings.json"),
+    JSON.stringify({ statusLine: { type: "command", command: "sheepdog statusline" } }),
+  );
+  writeFileSync(tokenFile, "tk_secret_never_printed\n", { mode: 0o600 });
+  mkdirSync(p.stateDir, { mode: 0o700 });
+  chmodSync(p.stateDir, 0o700);
+  writeFileSync(
+    join(p.stateDir, "last-tick.json"),
+    JSON.stringify({
+      at: new Date(Date.now() - 60_000).toISOString(),
+      decision: "ok",
+      reason: "",
+      facts: {},
+    }),
+    { mode: 0o600 },
+  );
+  env = { ...p.env, HOME: home, XDG_CONFIG_HOME: "", PATH: `${s.bin}:${process.env.PATH}` };
+  expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
+}
+
+/** Runs doctor and asserts it left HOME and the program tree exactly as they were. */
+function doctor(...args: string[]) {
+  const before = treeSnapshot(home, p.home);
+  const human = sheepdog(["doctor", ...args], { env });
+  const json = sheepdog(["doctor", "--json", ...args], { env });
+  expect(treeSnapshot(home, p.home)).toEqual(before);
+  expect(human.stdout + human.stderr + json.stdout).not.toContain("tk_secret");
+  expect(json.code).toBe(human.code);
+  return { human, code: json.code, report: JSON.parse(json.stdout) as Report };
+}
+
+const statusOf = (r: Report, check: string) => r.checks.find((c) => c.check === check)?.status;
+
+beforeEach(() => {
+  s = standIns();
+  s.answer("loginctl", { when: ["show-user"], stdout: "Linger=yes\n" });
+});
+
+describe("doctor", () => {
+  it("a healthy program: every check ok, exit 0", () => {
+    healthy();
+    const { human, code, report } = doctor();
+    expect(report.checks.filter((c) => c.status !== "ok")).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(code).toBe(0);
+    expect(report.checks.map((c) => c.check)).toEqual([
+      "node",
+      "config",
+      "state",
+      "timer",
+      "last_tick",
+      `tool:${process.execPath}`,
+      "statusline",
+      "pages",
+    ]);
+    expect(report.checks[0]?.program).toBeNull();
+    for (const c of report.checks.slice(1)) expect(c.program).toBe("demo");
+    for (const c of report.checks)
+      expect(Object.keys(c)).toEqual(["program", "check", "status", "detail", "fix"]);
+    // aligned: the detail column starts at the same place on every check line
+    const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
+    expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
+    expect(human.stdout).toContain("all 8 checks ok");
+  });
+
+  it("a broken config: config fails, exit 1, and the state is still checked", () => {
+    healthy();
+    writeFileSync(
+      join(p.root, "program.json"),
+      '{"name": "demo", "watchdog": {"intervl": "5m"}}\n',
+    );
+    const { code, report } = doctor();
+    expect(code).toBe(1);
+    expect(report.ok).toBe(false);
+    const config = report.checks.find((c) => c.check === "config");
+    expect(config?.status).toBe("fail");
+    expect(config?.detail).toContain("intervl");
+    expect(config?.fix).toContain("sheepdog check");
+    expect(statusOf(report, "state")).toBe("ok");
+  });
+
+  it("a world-writable state dir: state fails with the chmod that fixes it, exit 1", () => {
+    healthy();
+    chmodSync(p.stateDir, 0o777);
+    const { code, report, human } = doctor();
+    expect(code).toBe(1);
+    const state = report.checks.find((c) => c.check === "state");
+    expect(state?.status).toBe("fail");
+    expect(state?.detail).toContain("world-writable");
+    expect(state?.fix).toBe(`chmod 700 ${p.stateDir}`);
+    expect(human.stdout).toMatch(/^fail\s+demo\s+state\s+/m);
+    expect(human.stdout).toContain(`fix: chmod 700 ${p.stateDir}`);
+  });
+
+  it.each([
+    {
+      name: "no timer installed",
+      breakIt: () => {
+        expect(sheepdog(["uninstall", "systemd", "--program", p.root], { env }).code).toBe(0);
+      },
+      check: "timer",
+      status: "warn",
+    },
+    {
+      name: "a tick older than two intervals",
+      breakIt: () =>
+        writeFileSync(
+          join(p.stateDir, "last-tick.json"),
+          JSON.stringify({ at: new Date(Date.now() - 11 * 60_000).toISOString(), decision: "ok" }),
+        ),
+      check: "last_tick",
+      status: "warn",
+    },
+    {
+      name: "no tick ever",
+      breakIt: () => rmSync(join(p.stateDir, "last-tick.json")),
+      check: "last_tick",
+      status: "warn",
+    },
+    // doctor must not create the state dir it finds missing (the tree snapshot would show it)
+    {
+      name: "no state dir yet",
+      breakIt: () => rmSync(p.stateDir, { recursive: true }),
+      check: "last_tick",
+      status: "warn",
+    },
+    {
+      name: "no statusLine in the seat's settings",
+      breakIt: () => writeFileSync(join(seat, "settings.json"), "{}"),
+      check: "statusline",
+      status: "warn",
+    },
+    {
+      name: "a token file readable by others",
+      breakIt: () => chmodSync(tokenFile, 0o644),
+      check: "pages",
+      status: "fail",
+    },
+    {
+      name: "a missing token file",
+      breakIt: () => rmSync(tokenFile),
+      check: "pages",
+      status: "fail",
+    },
+  ])("$name → $check is $status", ({ breakIt, check, status }) => {
+    healthy();
+    breakIt();
+    const { code, report } = doctor();
+    expect(statusOf(report, check)).toBe(status);
+    expect(report.checks.filter((c) => c.check !== check).every((c) => c.status === "ok")).toBe(
+      true,
+    );
+    expect(code).toBe(status === "fail" ? 1 : 0);
+  });
+
+  it("a token only in an env var fails: the timer's environment does not carry it", () => {
+    healthy({ page: { ntfy: { topic: "demo-pages", token_env: "SHEEPDOG_TEST_TOKEN" } } });
+    const { code, report } = doctor();
+    expect(statusOf(report, "pages")).toBe("fail");
+    expect(code).toBe(1);
+  });
+
+  it("herdr matters only for a herdr program; a missing one fails on the timer's PATH", () => {
+    healthy({ manager: { launcher: "herdr", herdr: { workspace: "demo" } } });
+    const { report } = doctor();
+    const herdr = report.checks.find((c) => c.check === "tool:herdr");
+    expect(herdr?.status).toBe("fail");
+    expect(herdr?.detail).toContain("sheepdog-demo");
+  });
+
+  it("a unit whose node or CLI no longer exists fails with the reinstall command", () => {
+    healthy();
+    const unit = join(home, ".config", "systemd", "user", "sheepdog-demo.service");
+    const text = readFileSync(unit, "utf8");
+    writeFileSync(unit, text.replace(/^ExecStart=\S+/m, "ExecStart=/nonexistent/node"));
+    const { code, report } = doctor();
+    const timer = report.checks.find((c) => c.check === "timer");
+    expect(timer?.status).toBe("fail");
+    expect(timer?.fix).toContain(`sheepdog install systemd --program ${p.root}`);
+    expect(code).toBe(1);
+  });
+
+  it.skipIf(process.platform !== "linux")(
+    "the timer check: an --all timer covers the program; two units warn; a launchd agent is inert on Linux",
+    () => {
+      healthy();
+      const timer = () => doctor().report.checks.find((c) => c.check === "timer");
+      expect(sheepdog(["install", "systemd", "--all"], { env }).code).toBe(0);
+      expect(timer()?.status).toBe("warn");
+      expect(timer()?.detail).toContain("ticked by 2 units");
+      expect(sheepdog(["uninstall", "systemd", "--program", p.root], { env }).code).toBe(0);
+      expect(timer()?.status).toBe("ok");
+      expect(timer()?.detail).toContain("sheepdog.timer");
+      expect(sheepdog(["uninstall", "systemd", "--all"], { env }).code).toBe(0);
+      expect(sheepdog(["install", "launchd", "--program", p.root], { env }).code).toBe(0);
+      expect(timer()?.status).toBe("warn");
+      expect(timer()?.detail).toContain("which linux does not run");
+    },
+  );
+
+  it("no --program and no resolvable program: every program under $SHEEPDOG_HOME", () => {
+    healthy();
+    const other = join(p.home, "other");
+    mkdirSync(other);
+    writeFileSync(join(other, "program.json"), '{"name": "other"}\n');
+    const cwd = tempDir();
+    const r = sheepdog(["doctor", "--json"], { env: { ...env, SHEEPDOG_PROGRAM: "" }, cwd });
+    const report = JSON.parse(r.stdout) as Report;
+    expect([...new Set(report.checks.map((c) => c.program))]).toEqual([null, "demo", "other"]);
+  });
+});
