@@ -4,7 +4,8 @@ import { type JournalEvent, readAllEvents } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
 import { isDuration, parseDuration } from "../util/duration.js";
 
-const SKIP_IN_LINE = new Set(["at", "type", "carried"]);
+// Start times and machine ids identify processes for sheepdog; people read pids.
+const SKIP_IN_LINE = new Set(["at", "type", "carried", "start_time", "machine_id"]);
 
 function value(v: unknown): string {
   if (typeof v === "string") return /[\s"]/.test(v) ? JSON.stringify(v) : v;
