@@ -1,6 +1,6 @@
 // `sheepdog save --transcript` on transcripts of 1 MB, 50 MB and 500 MB (bench/.work/): the
 // context size is read backwards from the end, so the cost must be flat across sizes.
-// Usage: node bench/save.mjs [runs] [sizes…]     (CLI from $SHEEPDOG_CLI, default dist/cli.js)
+// Usage: node bench/save.mjs [runs] [sizes…]     (CLI from $SHEEPDOG_CLI, default bin/sheepdog.cjs, what a user runs)
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { measure } from "./lib.mjs";
 import { EXPECTED_CONTEXT, statuslineInput, transcriptOfSize, WORK } from "./transcripts.mjs";
 
-const cli = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const cli = resolve(process.env.SHEEPDOG_CLI ?? "bin/sheepdog.cjs");
 const runs = Number(process.argv[2] ?? 11);
 const sizes = process.argv.length > 3 ? process.argv.slice(3).map(Number) : [1, 50, 500];
 const node = process.execPath;

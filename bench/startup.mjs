@@ -1,12 +1,12 @@
 // Start-up cost of the hot manager-side commands, as ratios to bare `node -e 0` in the same run.
-// Usage: node bench/startup.mjs [runs]   (CLI from $SHEEPDOG_CLI, default dist/cli.js)
+// Usage: node bench/startup.mjs [runs]   (CLI from $SHEEPDOG_CLI, default bin/sheepdog.cjs, what a user runs)
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { measure, report } from "./lib.mjs";
 
-const cli = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const cli = resolve(process.env.SHEEPDOG_CLI ?? "bin/sheepdog.cjs");
 const runs = Number(process.argv[2] ?? 21);
 const goal = 2;
 

@@ -3,14 +3,14 @@
 // pseudo-terminal (`script`), so every tool starts the same way Claude Code would start it.
 //
 // Usage: node bench/statusline.mjs [runs] [sizes…]     e.g. node bench/statusline.mjs 11 1 50 500
-// CLI from $SHEEPDOG_CLI (default dist/cli.js). Peers from bench/peers (npm install --prefix bench/peers).
+// CLI from $SHEEPDOG_CLI (default bin/sheepdog.cjs, what a user runs). Peers from bench/peers (npm install --prefix bench/peers).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { measure, median } from "./lib.mjs";
 import { EXPECTED_CONTEXT, statuslineInput, transcriptOfSize, WORK } from "./transcripts.mjs";
 
-const cli = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const cli = resolve(process.env.SHEEPDOG_CLI ?? "bin/sheepdog.cjs");
 const runs = Number(process.argv[2] ?? 11);
 const sizes = process.argv.length > 3 ? process.argv.slice(3).map(Number) : [1, 50, 500];
 const peers = resolve("bench/peers/node_modules");

@@ -1,7 +1,7 @@
 // A no-op tick (a healthy manager: a live process holding the claim with a fresh heartbeat)
 // for 1, 10 and 50 programs with --all, against bare `node -e 0`.
 // Goals: one program ≤ 2.5× bare node; 50 programs ≤ 4× the one-program time.
-// Run: SHEEPDOG_CLI=/tmp/sd-x/cli.js node bench/tick.mjs   (default: dist/cli.js)
+// Run: SHEEPDOG_CLI=/tmp/sd-x/cli.js node bench/tick.mjs   (default: dist/cli.js, what the installed timer runs)
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processInfo } from "../src/process/identity.js";
 import { findTranscript } from "../src/usage/transcript.js";
@@ -70,6 +70,29 @@ function agentRunningStatusline(vars: Record<string, string>, input: string) {
 }
 
 describe("sheepdog statusline", () => {
+  it("runs the same through the package's bin (the CommonJS fast path users run)", () => {
+    const e = env();
+    const bin = resolve("bin/sheepdog.cjs");
+    const r = spawnSync(process.execPath, [bin, "statusline"], {
+      env: { ...process.env, ...e.vars },
+      input: INPUT,
+      encoding: "utf8",
+    });
+    expect({ code: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      code: 0,
+      stdout: `${LINE}\n`,
+      stderr: "",
+    });
+    expect(readings(e.state).rows).toHaveLength(2);
+    const bad = spawnSync(process.execPath, [bin, "statusline"], {
+      env: { ...process.env, ...e.vars },
+      input: "{not json",
+      encoding: "utf8",
+    });
+    expect(bad.status).toBe(0);
+    expect(bad.stdout).toMatch(/^sheepdog · unreadable status input\n$/);
+  });
+
   it("prints the line for the fixture and records a reading per window", () => {
     const e = env();
     const r = sheepdog(["statusline"], { env: e.vars, input: INPUT });

@@ -1,8 +1,8 @@
 // `sheepdog statusline`: Claude Code's statusLine command. It runs on every update of every
 // agent on the host, so it loads only node builtins, zod/mini and small usage modules, never
 // reads a transcript whole, and never fails loudly: bad input still prints a line, exit 0.
-import { readFileSync } from "node:fs";
-import { findManager } from "../process/manager.js";
+import { readFileSync, writeSync } from "node:fs";
+import { findAgent } from "../process/manager.js";
 import { seatFromEnv } from "../usage/host-state.js";
 import { appendReadings } from "../usage/readings.js";
 import { recordSession } from "../usage/sessions.js";
@@ -37,7 +37,12 @@ export async function run(_argv: string[]): Promise<number> {
   let tokens = input.context_tokens;
   if (tokens === null && input.transcript_path) tokens = contextTokensOf(input.transcript_path);
   const line = statusLine(input, tokens) || `sheepdog · ${note ?? "no usage yet"}`;
-  process.stdout.write(`${line}\n`);
+  // fd 1 directly: setting up process.stdout (a pipe under Claude Code) loads the stream stack.
+  try {
+    writeSync(1, `${line}\n`);
+  } catch {
+    process.stdout.write(`${line}\n`); // a non-blocking pipe that is full (EAGAIN)
+  }
 
   if (value === undefined) return 0;
   const now = Date.now();
@@ -48,7 +53,7 @@ export async function run(_argv: string[]): Promise<number> {
     quiet("recording usage readings", err);
   }
   try {
-    const agent = findManager();
+    const agent = findAgent();
     recordSession({
       pid: agent.pid,
       start_time: agent.start_time,

@@ -1,6 +1,14 @@
-import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
+import { lazyChildProcess, lazyCrypto } from "../util/lazy.js";
+
+/** Runs a macOS tool and returns its output as text (Linux reads /proc instead). */
+function execFileSync(
+  file: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; stdio?: ("ignore" | "pipe")[]; encoding?: "utf8" } = {},
+): string {
+  return lazyChildProcess().execFileSync(file, args, { ...opts, encoding: "utf8" });
+}
 
 /** A process is pid + exact OS start time + machine id (DESIGN §3), never pid alone. */
 export interface ProcessIdentity {
@@ -58,7 +66,11 @@ export function machineId(): string {
     }
   }
   if (!raw) throw new Error("cannot read this machine's id (/etc/machine-id or IOPlatformUUID)");
-  machineIdCache = createHash("sha256").update(`sheepdog:${raw}`).digest("hex").slice(0, 16);
+  machineIdCache = lazyCrypto()
+    .createHash("sha256")
+    .update(`sheepdog:${raw}`)
+    .digest("hex")
+    .slice(0, 16);
   return machineIdCache;
 }
 

@@ -1,5 +1,5 @@
 import { UsageError } from "../errors.js";
-import { identityOf, isZombie, type ProcessIdentity, processInfo } from "./identity.js";
+import { isZombie, machineId, type ProcessIdentity, processInfo } from "./identity.js";
 
 const SHELLS = new Set([
   "sh",
@@ -42,7 +42,7 @@ export function isPassThrough(comm: string, argv: string[]): boolean {
   if (exe && (SHELLS.has(baseName(exe)) || WRAPPERS.has(baseName(exe)))) return true;
   if (exe && /(?:^|\/)node(?:js)?$/.test(exe) && script) {
     if (WRAPPER_SCRIPTS.test(script)) return true;
-    if (/(?:^|\/)sheepdog(?:\.js)?$|sheepdog\/(?:bin\/sheepdog|dist\/cli)\.js$/.test(script))
+    if (/(?:^|\/)sheepdog(?:\.c?js)?$|sheepdog\/(?:bin\/sheepdog|dist\/cli)\.c?js$/.test(script))
       return true;
   }
   return false;
@@ -53,18 +53,22 @@ export function isPassThrough(comm: string, argv: string[]): boolean {
  * not a shell, a package runner or wrapper, or sheepdog itself.
  */
 export function findManager(explicitPid?: number): ProcessIdentity {
+  return { ...findAgent(explicitPid), machine_id: machineId() };
+}
+
+/** findManager without the machine id (which costs a hash): what the statusline records. */
+export function findAgent(explicitPid?: number): { pid: number; start_time: string } {
   if (explicitPid !== undefined) {
-    const id = identityOf(explicitPid);
-    if (!id) throw new UsageError(`--pid ${explicitPid}: no such live process`);
-    return id;
+    const info = processInfo(explicitPid);
+    if (!info || isZombie(info)) throw new UsageError(`--pid ${explicitPid}: no such live process`);
+    return { pid: explicitPid, start_time: info.startTime };
   }
   let pid = process.ppid;
   for (let depth = 0; depth < 64 && pid > 1; depth++) {
     const info = processInfo(pid);
     if (!info) break;
     if (!isZombie(info) && !isPassThrough(info.comm, info.argv)) {
-      const id = identityOf(pid);
-      if (id) return id;
+      return { pid, start_time: info.startTime };
     }
     pid = info.ppid;
   }

@@ -1,17 +1,15 @@
-import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { expandHome, isErrno } from "../util/fs.js";
+import { fnv1a64, homeDir } from "../util/lazy.js";
 
 /**
  * Host-level state (DESIGN §2): usage readings shared by every program on a seat and the
  * statusline's session map, under `$SHEEPDOG_STATE_DIR` (default `~/.local/state/sheepdog`).
  */
 export function hostStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const chosen =
-    env.SHEEPDOG_STATE_DIR || join(env.HOME ?? homedir(), ".local", "state", "sheepdog");
-  return resolve(expandHome(chosen, env.HOME ?? homedir()));
+  const chosen = env.SHEEPDOG_STATE_DIR || join(homeDir(env), ".local", "state", "sheepdog");
+  return resolve(expandHome(chosen, homeDir(env)));
 }
 
 /** A sub-folder of the host state dir, created 0700 (with its parents) when absent. */
@@ -44,11 +42,11 @@ function mkdirs(dir: string): boolean {
 
 /** The seat in effect for a Claude Code process: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
 export function seatFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env.HOME ?? homedir();
+  const home = homeDir(env);
   return resolve(expandHome(env.CLAUDE_CONFIG_DIR || join(home, ".claude"), home));
 }
 
 /** A short, stable file-name key for a seat path. */
 export function seatKey(seat: string): string {
-  return createHash("sha256").update(resolve(seat)).digest("hex").slice(0, 16);
+  return fnv1a64(resolve(seat));
 }

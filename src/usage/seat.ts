@@ -1,7 +1,7 @@
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ProgramConfig } from "../config/schema.js";
 import { expandHome } from "../util/fs.js";
+import { homeDir } from "../util/lazy.js";
 
 /**
  * The program's seat (its Claude config folder, DESIGN §4): `usage.seat`, else
@@ -12,6 +12,6 @@ export function seatOf(config: ProgramConfig, env = process.env): string {
     config.usage.seat ??
     config.manager.env.CLAUDE_CONFIG_DIR ??
     env.CLAUDE_CONFIG_DIR ??
-    join(env.HOME ?? homedir(), ".claude");
+    join(homeDir(env), ".claude");
   return resolve(expandHome(chosen));
 }

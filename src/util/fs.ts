@@ -1,16 +1,19 @@
-import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+
+let tmpCounter = 0;
+/** Unique within this process, unlikely to collide across processes (the pid is beside it). */
+function uniqueSuffix(): string {
+  tmpCounter++;
+  return `${Date.now().toString(36)}${tmpCounter}${Math.random().toString(36).slice(2, 8)}`;
+}
 
 /**
  * Writes a whole file by write-temp-then-rename, so a reader sees the old or the new
  * content and never half of either.
  */
 export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
-  const tmp = join(
-    dirname(path),
-    `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
-  );
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${uniqueSuffix()}.tmp`);
   const fd = openSync(tmp, "wx", mode);
   try {
     writeSync(fd, data);

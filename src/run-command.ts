@@ -1,0 +1,27 @@
+import { EXIT } from "./errors.js";
+
+/** A sheepdog error as thrown from any bundle (each hot bundle has its own copy of the classes). */
+function exitCodeOf(err: unknown): number | null {
+  if (!(err instanceof Error)) return null;
+  const code = (err as { exitCode?: unknown }).exitCode;
+  return typeof code === "number" ? code : null;
+}
+
+/** Settles a command's promise into an exit code and a one-line error on stderr. */
+export function finish(result: Promise<number | undefined>): void {
+  result.then(
+    (code) => {
+      if (code !== undefined) process.exitCode = code;
+    },
+    (err: unknown) => {
+      const code = exitCodeOf(err);
+      if (code !== null) {
+        process.stderr.write(`sheepdog: ${(err as Error).message}\n`);
+        process.exitCode = code;
+      } else {
+        process.stderr.write(`sheepdog: ${(err as Error)?.stack ?? String(err)}\n`);
+        process.exitCode = EXIT.failed;
+      }
+    },
+  );
+}
