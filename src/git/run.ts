@@ -1,14 +1,7 @@
-import { spawn } from "node:child_process";
+import { runTool, type ToolResult } from "../process/run-tool.js";
 
 /** What one git command did. `code` is null when it was killed (timed out). */
-export interface GitResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  /** Set when git itself could not be started (e.g. not installed). */
-  spawnError?: string;
-}
+export type GitResult = ToolResult;
 
 export interface GitOptions {
   cwd: string;
@@ -30,61 +23,18 @@ export function gitTimeoutMs(): number {
  * would otherwise keep its pipes open.
  */
 export function git(args: string[], opts: GitOptions): Promise<GitResult> {
-  const timeoutMs = opts.timeoutMs ?? gitTimeoutMs();
-  return new Promise((done) => {
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn("git", args, {
-        cwd: opts.cwd,
-        env: {
-          ...process.env,
-          ...opts.env,
-          GIT_TERMINAL_PROMPT: "0",
-          GIT_ASKPASS: "true",
-          SSH_ASKPASS: "true",
-          LC_ALL: "C",
-        },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: true,
-      });
-    } catch (err) {
-      done({ code: null, stdout: "", stderr: "", timedOut: false, spawnError: String(err) });
-      return;
-    }
-    let stdout = "";
-    let stderr = "";
-    let timedOut = false;
-    let finished = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, timeoutMs);
-    child.stdout?.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr?.on("data", (d) => {
-      stderr += d;
-    });
-    const finish = (code: number | null, spawnError?: string) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      done({
-        code: timedOut ? null : code,
-        stdout,
-        stderr,
-        timedOut,
-        ...(spawnError ? { spawnError } : {}),
-      });
-    };
-    child.on("error", (err) => finish(null, err.message));
-    child.on("close", (code) => finish(code));
-    child.stdin?.on("error", () => {});
-    child.stdin?.end(opts.input ?? "");
+  return runTool("git", args, {
+    cwd: opts.cwd,
+    env: {
+      ...process.env,
+      ...opts.env,
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_ASKPASS: "true",
+      SSH_ASKPASS: "true",
+      LC_ALL: "C",
+    },
+    timeoutMs: opts.timeoutMs ?? gitTimeoutMs(),
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
   });
 }
 

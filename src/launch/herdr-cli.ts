@@ -1,8 +1,8 @@
 // Runs Herdr's CLI (argv arrays, no shell) and validates its JSON answers.
 import type * as z from "zod/mini";
 import { RuntimeFailure } from "../errors.js";
+import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { errorResponse, successResponse } from "./herdr-schema.js";
-import { firstLine, runTool, type ToolResult } from "./tool.js";
 
 /** Room on top of a wait's own `--timeout` before we give up on the process itself. */
 const MARGIN_MS = 15_000;

@@ -2,8 +2,8 @@
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
+import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { managerEnv } from "./env.js";
-import { firstLine, runTool, type ToolResult } from "./tool.js";
 import { fillPlaceholders, type Launched, type Launcher, type LaunchRequest } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 
-/** What one run of an external tool (tmux, herdr) did. */
+/** What one run of an external tool (git, tmux, herdr) did. */
 export interface ToolResult {
   /** Exit status; null when it was killed (timed out) or could not be started. */
   code: number | null;
@@ -14,6 +14,8 @@ export interface ToolResult {
 export interface ToolOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /** Written to its stdin (otherwise stdin is closed at once). */
+  input?: string;
   /** Killed (with its process group) after this long. */
   timeoutMs: number;
 }
@@ -30,7 +32,7 @@ export function runTool(file: string, args: string[], opts: ToolOptions): Promis
       child = spawn(file, args, {
         cwd: opts.cwd,
         env: opts.env ?? process.env,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["pipe", "pipe", "pipe"],
         detached: true,
       });
     } catch (err) {
@@ -71,6 +73,8 @@ export function runTool(file: string, args: string[], opts: ToolOptions): Promis
     };
     child.on("error", (err) => finish(null, err.message));
     child.on("close", (code) => finish(code));
+    child.stdin?.on("error", () => {}); // a tool that exits without reading its input
+    child.stdin?.end(opts.input ?? "");
   });
 }
 
