@@ -116,6 +116,12 @@ describe("tick: starting and restarting managers (real processes)", () => {
     const kept = JSON.parse(readFileSync(join(evidence, "facts.json"), "utf8"));
     expect(kept.facts.claim).toMatchObject({ state: "alive", pid: a.pid });
     expect(kept.process).toMatchObject({ pid: a.pid, state: "T" });
+    // A SIGSTOPped process uses no CPU: the evidence says it was idle, not looping.
+    expect(kept.cpu).toMatchObject({ cpu_percent: 0, window_ms: 500 });
+    expect(kept.cpu.rss_bytes).toBeGreaterThan(0);
+    expect(readFileSync(join(evidence, "README.txt"), "utf8")).toMatch(
+      /process: state T; cpu: idle, 0% of a core over 500 ms/,
+    );
     expect(statSync(evidence).mode & 0o777).toBe(0o700);
     const types = events(p.stateDir).map((e) => e.type);
     const at = types.lastIndexOf("manager_stopped");

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import type { StartRecord } from "../journal/replay.js";
 import { launcherFor } from "../launch/index.js";
+import { describeCpu, sampleCpu } from "../process/cpu.js";
 import { cwdOf, processInfo } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { findTranscript, readTail } from "../usage/transcript.js";
@@ -37,7 +38,10 @@ export async function keepEvidence(
   const notes: string[] = [];
 
   const info = processInfo(pid);
-  writeJsonAtomic(join(dir, "facts.json"), { decision, facts, process: info });
+  // A stopped (T) or idle process waits on something; a busy one loops: say which.
+  const cpu = await sampleCpu(pid);
+  writeJsonAtomic(join(dir, "facts.json"), { decision, facts, process: info, cpu });
+  notes.push(`process: state ${info?.state ?? "gone"}; ${describeCpu(cpu)}`);
 
   const cwd = cwdOf(pid) ?? program.root;
   try {
