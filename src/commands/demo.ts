@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EXIT, RuntimeFailure } from "../errors.js";
+import { readEvents } from "../journal/journal.js";
 import { livenessOf, machineId } from "../process/identity.js";
 import { stopProcess } from "../process/stop.js";
 import { parseCommandArgs } from "../util/args.js";
@@ -106,19 +107,9 @@ export async function run(argv: string[]): Promise<number> {
     }
     throw new RuntimeFailure(`demo: timed out waiting for ${what}`);
   };
+  const events = () => readEvents(stateDir);
   const journalHas = (type: string, after: number) => () =>
-    existsSync(join(stateDir, "journal.jsonl")) &&
-    readFileSync(join(stateDir, "journal.jsonl"), "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => {
-        try {
-          return JSON.parse(l);
-        } catch {
-          return {};
-        }
-      })
-      .some((e) => e.type === type && Date.parse(e.at) >= after);
+    events().some((e) => e.type === type && Date.parse(e.at) >= after);
   const tickUntil = async (
     decision: string | string[],
     maxTicks = 20,
@@ -133,23 +124,13 @@ export async function run(argv: string[]): Promise<number> {
     throw new RuntimeFailure(`demo: the watchdog never decided ${decision}`);
   };
   const started = (): { pid: number; start_time: string }[] =>
-    readFileSync(join(stateDir, "journal.jsonl"), "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => {
-        try {
-          return JSON.parse(l);
-        } catch {
-          return {};
-        }
-      })
-      .filter(
-        (e) =>
-          e.type === "manager_started" &&
-          typeof e.pid === "number" &&
-          typeof e.start_time === "string",
-      )
-      .map((e) => ({ pid: e.pid as number, start_time: e.start_time as string }));
+    events()
+      .filter((e) => e.type === "manager_started")
+      .flatMap((e) =>
+        typeof e.pid === "number" && typeof e.start_time === "string"
+          ? [{ pid: e.pid, start_time: e.start_time }]
+          : [],
+      );
 
   let leftOver: number[] = [];
   say(`a throw-away program in ${root}`);
@@ -189,18 +170,8 @@ export async function run(argv: string[]): Promise<number> {
     const stuck = await tickUntil("restart_stuck", 20, 1000);
     void stuck;
     const evidence = await waitFor("the evidence folder", () => {
-      const lines = readFileSync(join(stateDir, "journal.jsonl"), "utf8")
-        .split("\n")
-        .filter(Boolean);
-      for (const l of lines.reverse()) {
-        try {
-          const e = JSON.parse(l);
-          if (e.type === "manager_stopped") return String(e.evidence ?? "(none)");
-        } catch {
-          // torn line
-        }
-      }
-      return null;
+      const stopped = events().findLast((e) => e.type === "manager_stopped");
+      return stopped ? String(stopped.evidence ?? "(none)") : null;
     });
     say(`stopped pid ${third.pid} by its exact identity; evidence kept in ${evidence}`);
     let current = await waitFor("the replacement to claim", (): { pid: number } | null => {
@@ -240,7 +211,7 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     // Leave nothing behind: stop every manager the demo's ticks started, by exact identity.
     const machine = machineId();
-    const ids = existsSync(join(stateDir, "journal.jsonl")) ? started() : [];
+    const ids = started();
     await Promise.all(ids.map((id) => stopProcess({ ...id, machine_id: machine }, 3000)));
     leftOver = ids
       .filter((id) => livenessOf({ ...id, machine_id: machine }) === "alive")
