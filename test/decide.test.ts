@@ -142,8 +142,40 @@ const cases: Case[] = [
     want: {
       decision: "start",
       rule: 13,
-      start: { reason: "no manager holds the claim", planned: true },
+      start: {
+        reason: `the pause until ${ago(0)} is over; no manager holds the claim`,
+        planned: true,
+      },
     },
+  },
+  {
+    name: "4: a usage pause over, the holder died meanwhile: a planned restart naming the window reset",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60, "dead"),
+      paused: { at: ago(30), until: ago(1), reason: "seat limited", window: "five_hour" },
+    },
+    want: {
+      decision: "restart_dead",
+      unpause: { reason: `the usage pause is over: the five_hour window reset at ${ago(1)}` },
+      start: {
+        reason: `the usage pause is over: the five_hour window reset at ${ago(1)}; the previous manager stopped: holder pid 42 is dead`,
+        planned: true,
+      },
+    },
+  },
+  {
+    name: "4: a usage pause over, the holder alive but silent since before it: a planned restart, no crash-loop count",
+    events: threeCrashes,
+    facts: {
+      claim: alive(4, 9),
+      heartbeat: null,
+      paused: { at: ago(8), until: ago(0), reason: "seat limited", window: "seven_day" },
+      seat: { seat: "/s", limited: false, until: null, reason: "reset", window: null },
+    },
+    policy: { staleAfter: 5 * MIN },
+    want: { decision: "restart_stuck", start: expect.objectContaining({ planned: true }) as never },
+    absent: ["stand_down"],
   },
   {
     name: "4: pause over but the seat is still limited: unpause and pause again",
@@ -194,6 +226,31 @@ const cases: Case[] = [
       },
     },
     absent: ["start", "stop_holder", "unpause"],
+  },
+  {
+    name: "5: a refusal in the transcript is named in the pause's reason",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60, "dead"),
+      seat: {
+        seat: "/s",
+        limited: true,
+        until: ago(-60),
+        reason: "five_hour window at 100% until 13:00Z",
+        window: "five_hour",
+        refusal: {
+          text: "Claude AI usage limit reached",
+          at: ago(2),
+          resets_at: ago(-60),
+          named_reset: false,
+          transcript: "/s/projects/-x/a.jsonl",
+        },
+      },
+    },
+    want: { decision: "pause", rule: 5 },
+    absent: ["start", "break_claim"],
+    reason:
+      /ends in a usage-limit refusal naming no reset, so it is re-checked after usage\.pause_fallback \(1h\)/,
   },
   {
     name: "5: seat limited with no reset named: pause_fallback",

@@ -4,6 +4,7 @@ import {
   appendReadings,
   type Merged,
   mergeReadings,
+  type NewReading,
   type Reading,
   readReadings,
   type UsageWindow,
@@ -81,14 +82,53 @@ export function seatLimit(
   pauseAtPercent: number,
   now: number = Date.now(),
   env: NodeJS.ProcessEnv = process.env,
+  /** Readings not (yet) on disk, judged with the recorded ones (a dry run's refusal). */
+  extra: Reading[] = [],
 ): SeatLimit {
-  return judgeSeat(mergeReadings(readReadings(seat, env), now), pauseAtPercent, now);
+  const readings = readReadings(seat, env);
+  return judgeSeat(mergeReadings([...readings, ...extra], now), pauseAtPercent, now);
+}
+
+/**
+ * The 100 % reading a usage-limit refusal stands for: the window the text names (weekly →
+ * seven_day, else five_hour) until the reset it names, or now + `fallbackMs`. Pure.
+ */
+function readingOf(refusal: Refusal, fallbackMs: number, now: number): NewReading {
+  const resetsMs = refusal.resets_at !== null ? refusal.resets_at * 1000 : now + fallbackMs;
+  return {
+    window: refusal.window ?? refusalWindow(refusal.text),
+    used_percentage: 100,
+    resets_at: iso(resetsMs),
+    source: "refusal",
+    text: refusal.text,
+    refusal_at: refusal.at,
+  };
+}
+
+/** The reading `recordRefusalReading` would write, built in memory (a dry run's view). Pure. */
+export function refusalReading(
+  seat: string,
+  refusal: Refusal,
+  fallbackMs: number,
+  now: number,
+): Reading {
+  return { at: iso(now), seat, ...readingOf(refusal, fallbackMs, now) };
+}
+
+/** The reading already recorded for this refusal (same text and entry time), if any. */
+export function recordedRefusal(readings: Reading[], refusal: Refusal): Reading | null {
+  if (!refusal.at) return null;
+  return (
+    readings.find(
+      (r) => r.source === "refusal" && r.text === refusal.text && r.refusal_at === refusal.at,
+    ) ?? null
+  );
 }
 
 /**
  * Records a usage-limit refusal as a 100 % reading for the whole seat, so every program on it
- * pauses alike: the window the text names (weekly → seven_day, else five_hour) until the reset
- * it names, or now + `fallbackMs`. One refusal (same text and entry time) is recorded once.
+ * pauses alike (see `refusalReading`). One refusal (same text and entry time) is recorded
+ * once: a fallback reset is fixed when first seen, so the pause ends and is re-checked.
  * Returns the reading in effect for it.
  */
 export function recordRefusalReading(
@@ -98,22 +138,9 @@ export function recordRefusalReading(
   now: number = Date.now(),
   env: NodeJS.ProcessEnv = process.env,
 ): Reading {
-  const window = refusal.window ?? refusalWindow(refusal.text);
-  if (refusal.at) {
-    const same = readReadings(seat, env).find(
-      (r) => r.source === "refusal" && r.text === refusal.text && r.refusal_at === refusal.at,
-    );
-    if (same) return same;
-  }
-  const resetsMs = refusal.resets_at !== null ? refusal.resets_at * 1000 : now + fallbackMs;
-  const reading = {
-    window,
-    used_percentage: 100,
-    resets_at: iso(resetsMs),
-    source: "refusal" as const,
-    text: refusal.text,
-    refusal_at: refusal.at,
-  };
+  const same = recordedRefusal(readReadings(seat, env), refusal);
+  if (same) return same;
+  const reading = readingOf(refusal, fallbackMs, now);
   const [written] = appendReadings(seat, [reading], now, env);
   return written ?? { at: iso(now), seat, ...reading };
 }

@@ -148,16 +148,28 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
         reason: `paused until ${facts.paused.until} (${fmt(until - now)} from now): ${facts.paused.reason}`,
       };
     }
-    unpause = { reason: `the pause until ${facts.paused.until} is over` };
+    // A pause at a usage limit ends when its window resets: the fresh manager is told so.
+    const w = facts.paused.window;
+    unpause = {
+      reason: w
+        ? `the usage pause is over: the ${w} window reset at ${facts.paused.until}`
+        : `the pause until ${facts.paused.until} is over`,
+    };
   }
   const base = unpause ? { unpause } : {};
   const plannedWhy =
     facts.history.planned_next ?? (unpause ? "the first start after the pause ended" : null);
+  /** A start's reason; the first start after a pause names the pause's end. */
+  const startReason = (why: string): string => (unpause ? `${unpause.reason}; ${why}` : why);
 
   // 5. Seat limited.
   if (facts.seat.limited) {
     const until = facts.seat.until ?? new Date(now + policy.pauseFallback).toISOString();
-    const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}) until ${until}`;
+    const r = facts.seat.refusal;
+    const evidence = r
+      ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : ` naming no reset, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`}`
+      : "";
+    const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence}) until ${until}`;
     return {
       ...base,
       decision: "pause",
@@ -187,7 +199,7 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
     return `crash loop: ${recent.length} unplanned start${recent.length === 1 ? "" : "s"} within ${fmt(policy.crashLoopWithin)} (the last ${fmt(now - ms(recent[recent.length - 1]))} ago); another would fail the same way`;
   };
   const startFor = (reason: string): Decision["start"] => ({
-    reason,
+    reason: startReason(reason),
     planned: plannedWhy !== null,
   });
 
@@ -306,7 +318,7 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
       decision: "start_after_hand_over",
       rule: 11,
       reason,
-      start: { reason, planned: true },
+      start: { reason: startReason(reason), planned: true },
     };
   }
 

@@ -23,6 +23,8 @@ export interface Facts {
     until: string | null;
     reason: string;
     window: string | null;
+    /** A usage-limit refusal at the end of this program's manager's transcript, when one counts. */
+    refusal?: SeatRefusal | null;
   };
   claim: ClaimFacts;
   heartbeat: {
@@ -49,3 +51,15 @@ export type ClaimFacts =
       claimed_at: string;
     }
   | { state: "unreadable"; problem: string };
+
+/** A refusal record found in the manager's transcript (DESIGN §5), as the seat's evidence. */
+export interface SeatRefusal {
+  text: string;
+  /** The refusal entry's own time. */
+  at: string;
+  /** The reset the seat's reading for it carries: the one the text names, else the fallback. */
+  resets_at: string;
+  /** Whether the text named its reset (false: `usage.pause_fallback` applies). */
+  named_reset: boolean;
+  transcript: string;
+}

@@ -10,6 +10,7 @@ import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
 import { isStale } from "./decide.js";
 import type { ClaimFacts, Facts } from "./facts.js";
+import { seatWithRefusal } from "./refusal.js";
 import { readTickLock, type TickLockState } from "./tick-lock.js";
 
 export const LAST_TICK = "last-tick.json";
@@ -42,6 +43,8 @@ export async function gather(
   program: ProgramContext,
   now: number,
   lock: TickLockState = readTickLock(program.stateDir, program.policy.tickDeadline, now),
+  /** Record a refusal found in the manager's transcript for the seat (a real tick only). */
+  opts: { record?: boolean } = {},
 ): Promise<Facts> {
   const events: JournalEvent[] = readEvents(program.stateDir);
   const state = replay(events);
@@ -61,8 +64,17 @@ export async function gather(
     };
   }
   const seat = seatOf(program.config);
-  const limit = seatLimit(seat, program.policy.pauseAtPercent, now);
   const p = state.paused;
+  const hist = history(events, Math.max(10, program.policy.noProgressHandOvers));
+  // The manager's transcript is read only where rule 5 can still be reached.
+  const settled =
+    (lock.held && lock.live) ||
+    state.finished !== null ||
+    state.stoodDown !== null ||
+    (p !== null && now < Date.parse(text(p.until)));
+  const { limit, refusal } = settled
+    ? { limit: seatLimit(seat, program.policy.pauseAtPercent, now), refusal: null }
+    : seatWithRefusal(program, seat, claim, hist, now, opts.record === true);
   const facts: Facts = {
     program: program.name,
     now: iso(now),
@@ -91,11 +103,12 @@ export async function gather(
       until: limit.until,
       reason: limit.reason,
       window: limit.window,
+      ...(refusal ? { refusal } : {}),
     },
     claim,
     heartbeat: readHeartbeat(program.stateDir),
     merge_lock: null,
-    history: history(events, Math.max(10, program.policy.noProgressHandOvers)),
+    history: hist,
   };
   if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy)) {
     const { readMergeLock } = await import("../merge-lock/lock.js");

@@ -96,7 +96,7 @@ export async function tickProgram(
     let d: Decision;
     let actions: string[] = [];
     try {
-      facts = await gather(program, now, { held: false });
+      facts = await gather(program, now, { held: false }, { record: true });
       d = decide(facts, program.policy);
       if (needsAct(d)) {
         const { act } = await import("./act.js");

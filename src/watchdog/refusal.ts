@@ -1,0 +1,112 @@
+// Refusal records feed the seat (DESIGN §5): a usage-limit refusal at the end of the manager's
+// transcript is evidence about the whole seat, recorded as a 100 % reading so every program on
+// the seat pauses alike. One tail read of one transcript per tick, and only when there is a
+// manager of this program to read.
+import type { ProgramContext } from "../config/context.js";
+import type { History } from "../journal/replay.js";
+import { cwdOf, livenessOf, machineId } from "../process/identity.js";
+import {
+  recordedRefusal,
+  recordRefusalReading,
+  refusalReading,
+  type SeatLimit,
+  seatLimit,
+} from "../usage/limit.js";
+import { type Reading, readReadings } from "../usage/readings.js";
+import { findTranscript, refusalAtEnd } from "../usage/transcript.js";
+import type { ClaimFacts, SeatRefusal } from "./facts.js";
+
+/** The manager whose transcript may end in a refusal, and the time a refusal must not predate. */
+interface Subject {
+  manager?: { pid: number; start_time: string };
+  /** Whether `pid` is still that process (only then is its working directory its own). */
+  alive: boolean;
+  /** Its claim time, or its start when the start record is older (epoch ms). */
+  since: number;
+}
+
+/**
+ * The claim holder (alive or dead: a manager that hit the limit often exits), else the last
+ * start that never claimed. Never a claim from another machine, nor an unreadable one.
+ */
+function subjectOf(claim: ClaimFacts, history: History): Subject | null {
+  const start = history.last_start;
+  if (claim.state === "alive" || claim.state === "dead" || claim.state === "reused") {
+    let since = Date.parse(claim.claimed_at);
+    if (start && start.pid === claim.pid && start.start_time === claim.start_time)
+      since = Math.min(since, Date.parse(start.at));
+    return {
+      manager: { pid: claim.pid, start_time: claim.start_time },
+      alive: claim.state === "alive",
+      since,
+    };
+  }
+  if (claim.state !== "none" || !start || history.claimed_since_last_start) return null;
+  const subject: Subject = { alive: false, since: Date.parse(start.at) };
+  if (start.pid !== undefined && start.start_time !== undefined) {
+    subject.manager = { pid: start.pid, start_time: start.start_time };
+    subject.alive = livenessOf({ ...subject.manager, machine_id: machineId() }) === "alive";
+  }
+  return subject;
+}
+
+/**
+ * Looks for a usage-limit refusal newer than the manager's start at the end of its transcript
+ * and, with `record`, records it for the seat (once per refusal). Returns the seat's limit
+ * with it counted, and the refusal when one counts. Without `record` (a dry run, `status`)
+ * nothing is written: the refusal is judged in memory with the recorded readings.
+ */
+export function seatWithRefusal(
+  program: ProgramContext,
+  seat: string,
+  claim: ClaimFacts,
+  history: History,
+  now: number,
+  record: boolean,
+): { limit: SeatLimit; refusal: SeatRefusal | null } {
+  const pct = program.policy.pauseAtPercent;
+  const subject = subjectOf(claim, history);
+  if (!subject || Number.isNaN(subject.since))
+    return { limit: seatLimit(seat, pct, now), refusal: null };
+  const cwd = (subject.alive && subject.manager && cwdOf(subject.manager.pid)) || program.root;
+  let transcript: string | null = null;
+  try {
+    transcript = findTranscript({
+      seat,
+      cwd,
+      ...(subject.manager ? { manager: subject.manager } : {}),
+    });
+  } catch {
+    // no transcript to read: no evidence
+  }
+  const found = transcript ? refusalAtEnd(transcript) : null;
+  // A refusal with no time of its own cannot be shown to be this manager's: it does not count.
+  const at = found?.at ? Date.parse(found.at) : Number.NaN;
+  if (!found || !transcript || Number.isNaN(at) || at < subject.since)
+    return { limit: seatLimit(seat, pct, now), refusal: null };
+
+  let extra: Reading[] = [];
+  let reading: Reading | null = null;
+  if (record) {
+    try {
+      reading = recordRefusalReading(seat, found, program.policy.pauseFallback, now);
+    } catch {
+      // The host state dir refused the write: this program still pauses, judged in memory.
+    }
+  }
+  if (!reading) {
+    const recorded = recordedRefusal(readReadings(seat), found);
+    reading = recorded ?? refusalReading(seat, found, program.policy.pauseFallback, now);
+    if (!recorded) extra = [reading];
+  }
+  return {
+    limit: seatLimit(seat, pct, now, process.env, extra),
+    refusal: {
+      text: found.text,
+      at: found.at as string,
+      resets_at: reading.resets_at,
+      named_reset: found.resets_at !== null,
+      transcript,
+    },
+  };
+}
