@@ -57,7 +57,8 @@ function program(name = "alpha", herdr: Record<string, unknown> = {}) {
 function herdr(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(join(TEST_BIN, "herdr"), args, {
     encoding: "utf8",
-    env: { ...process.env, ...env },
+    // The stand-in writes transcripts under the seat: never the real ~/.claude.
+    env: { ...process.env, CLAUDE_CONFIG_DIR: seat, ...env },
   });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }

@@ -140,7 +140,7 @@ describe("pause and unpause", () => {
 
 describe("resume", () => {
   it("clears a stand-down (journal `cleared`)", () => {
-    const p = program([], { crash_loop: { starts: 1, within: "1h" } });
+    const p = program(["--never-claim"], { crash_loop: { starts: 1, within: "1h" } });
     // A manual release after a first start, twice: the second unplanned start is one too many.
     const m = live();
     tick(p.env);

@@ -49,7 +49,7 @@ function isPage(v: unknown): v is Page {
 export interface PageHistory {
   /** Newest `paged` event of each kind. */
   lastPaged: Map<PageKind, JournalEvent>;
-  /** Newest `paged` of each kind that still holds back a repeat (a resume or unpause ends it). */
+  /** Newest `paged` of each kind that still holds back a repeat (a resume ends it for stand-downs). */
   cooling: Map<PageKind, JournalEvent>;
   /** Per kind, the newest `page_failed` that no `paged` of that kind followed. */
   pending: Map<PageKind, JournalEvent>;
@@ -66,10 +66,9 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
   const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
   let remindersSent = 0;
   journal.forEach((e, i) => {
-    // A person's resume or unpause ends that incident: the next stand-down or pause is news,
-    // so it pages even inside the cooldown.
+    // A person's resume ends that incident: the next stand-down is news, so it pages even
+    // inside the cooldown. (Pauses come and go on their own; they keep their cooldown.)
     if (e.type === "cleared") cooling.delete("stood_down");
-    if (e.type === "unpaused") cooling.delete("paused");
     if (!isPageKind(e.kind)) return;
     if (e.type === "paged") {
       lastPaged.set(e.kind, e);
