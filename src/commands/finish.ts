@@ -16,7 +16,12 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     "finish",
     argv,
-    { program: { type: "string" }, note: { type: "string" }, pid: { type: "string" } },
+    {
+      program: { type: "string" },
+      note: { type: "string" },
+      pid: { type: "string" },
+      json: { type: "boolean" },
+    },
     false,
   );
   if (!values.note?.trim())
@@ -53,6 +58,16 @@ export async function run(argv: string[]): Promise<number> {
     released = true;
   }
   await afterEvents(program, events);
+  if (values.json) {
+    const out = {
+      program: program.name,
+      finished: true,
+      note: values.note,
+      released_pid: released && me ? me.pid : null,
+    };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    return EXIT.ok;
+  }
   process.stdout.write(
     `${program.name}: finished${released ? `; claim released by pid ${me?.pid}` : ""}; the watchdog starts nothing more until sheepdog reopen\n`,
   );

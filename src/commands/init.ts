@@ -48,6 +48,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("init", argv, {
     name: { type: "string" },
     launcher: { type: "string" },
+    json: { type: "boolean" },
   });
   if (positionals.length !== 1) throw new UsageError("sheepdog init: expected exactly one DIR");
   const root = resolve(expandHome(positionals[0] as string));
@@ -73,6 +74,11 @@ export async function run(argv: string[]): Promise<number> {
   mkdirSync(root, { recursive: true });
   writeFileSync(configPath, text, { flag: "wx", mode: 0o644 });
   writeFileSync(promptPath, PROMPT_PLACEHOLDER(name), { flag: "wx", mode: 0o644 });
+  if (values.json) {
+    const out = { program: name, root, created: [configPath, promptPath], launcher };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    return EXIT.ok;
+  }
   process.stdout.write(
     `created ${configPath}\ncreated ${promptPath}\nnext: edit both, then run: sheepdog check --program ${root}\n`,
   );

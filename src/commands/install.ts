@@ -1,6 +1,6 @@
 import { openProgram } from "../config/context.js";
 import { UsageError } from "../errors.js";
-import { say, schedulerArg } from "../install/args.js";
+import { collector, planJson, say, schedulerArg } from "../install/args.js";
 import { installPlan } from "../install/install.js";
 import { describePlan, executePlan } from "../install/plan.js";
 import type { Target } from "../install/target.js";
@@ -15,6 +15,7 @@ export async function run(argv: string[]): Promise<number> {
     all: { type: "boolean" },
     interval: { type: "string" },
     "dry-run": { type: "boolean" },
+    json: { type: "boolean" },
   });
   const scheduler = schedulerArg("install", positionals);
   if (values.all && values.program !== undefined)
@@ -29,7 +30,15 @@ export async function run(argv: string[]): Promise<number> {
     interval ??= program.config.watchdog.interval;
   }
   const plan = installPlan(scheduler, target, interval ?? DEFAULT_INTERVAL);
-  if (values["dry-run"]) {
+  const dryRun = values["dry-run"] === true;
+  if (values.json) {
+    const { out, lines } = collector();
+    if (!dryRun) executePlan(plan.title, plan.steps, out);
+    const json = planJson(scheduler, plan, { dryRun, lines, extra: { target } });
+    process.stdout.write(`${JSON.stringify(json)}\n`);
+    return 0;
+  }
+  if (dryRun) {
     process.stdout.write(describePlan(plan.title, plan.steps));
     return 0;
   }

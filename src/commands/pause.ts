@@ -21,7 +21,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     "pause",
     argv,
-    { program: { type: "string" }, until: { type: "string" } },
+    { program: { type: "string" }, until: { type: "string" }, json: { type: "boolean" } },
     false,
   );
   if (values.until === undefined) throw new UsageError("sheepdog pause: --until WHEN is required");
@@ -29,12 +29,13 @@ export async function run(argv: string[]): Promise<number> {
   const until = parseWhen(values.until, now);
   if (until <= now) throw new UsageError(`--until ${values.until}: that time has already passed`);
   const program = openProgram(values.program, { create: true });
-  appendEvent(program.stateDir, {
-    type: "paused",
-    until: iso(until),
-    reason: "paused by a person",
-    window: null,
-  });
+  const reason = "paused by a person";
+  appendEvent(program.stateDir, { type: "paused", until: iso(until), reason, window: null });
+  if (values.json) {
+    const out = { program: program.name, paused: true, until: iso(until), reason };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    return EXIT.ok;
+  }
   process.stdout.write(
     `${program.name}: paused until ${iso(until)} (${formatDuration(until - now)} from now); sheepdog unpause ends it early\n`,
   );

@@ -10,13 +10,14 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     "resume",
     argv,
-    { program: { type: "string" }, note: { type: "string" } },
+    { program: { type: "string" }, note: { type: "string" }, json: { type: "boolean" } },
     false,
   );
   const program = openProgram(values.program, { create: true });
   const state = replay(readEvents(program.stateDir));
   if (!state.stoodDown) {
-    process.stdout.write(`${program.name}: not stood down; nothing to clear\n`);
+    if (values.json) printJson({ program: program.name, cleared: false, was: null });
+    else process.stdout.write(`${program.name}: not stood down; nothing to clear\n`);
     return EXIT.ok;
   }
   const event = appendEvent(program.stateDir, {
@@ -25,8 +26,17 @@ export async function run(argv: string[]): Promise<number> {
     ...(values.note ? { note: values.note } : {}),
   });
   await afterEvents(program, [event]);
+  if (values.json) {
+    const was = { reason: state.stoodDown.reason ?? null, at: state.stoodDown.at };
+    printJson({ program: program.name, cleared: true, was });
+    return EXIT.ok;
+  }
   process.stdout.write(
     `${program.name}: stand-down cleared (it was: ${String(state.stoodDown.reason ?? "")}); the next tick starts a manager if none holds it\n`,
   );
   return EXIT.ok;
+}
+
+function printJson(out: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }

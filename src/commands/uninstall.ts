@@ -1,6 +1,6 @@
 import { resolveProgramRoot, rootOf } from "../config/resolve.js";
 import { UsageError } from "../errors.js";
-import { say, schedulerArg } from "../install/args.js";
+import { collector, planJson, say, schedulerArg } from "../install/args.js";
 import { uninstallPlan } from "../install/install.js";
 import { describePlan, executePlan } from "../install/plan.js";
 import { parseCommandArgs } from "../util/args.js";
@@ -10,6 +10,7 @@ export async function run(argv: string[]): Promise<number> {
     program: { type: "string" },
     all: { type: "boolean" },
     "dry-run": { type: "boolean" },
+    json: { type: "boolean" },
   });
   const scheduler = schedulerArg("uninstall", positionals);
   if (values.all && values.program !== undefined)
@@ -23,7 +24,16 @@ export async function run(argv: string[]): Promise<number> {
         root: values.program !== undefined ? rootOf(values.program) : resolveProgramRoot(undefined),
       };
   const plan = uninstallPlan(scheduler, target);
-  if (values["dry-run"]) {
+  const dryRun = values["dry-run"] === true;
+  if (values.json) {
+    const { out, lines } = collector();
+    if (!dryRun) executePlan(plan.title, plan.steps, out);
+    const found = plan.found.map((f) => f.name);
+    const json = planJson(scheduler, plan, { dryRun, lines, extra: { target, found } });
+    process.stdout.write(`${JSON.stringify(json)}\n`);
+    return 0;
+  }
+  if (dryRun) {
     process.stdout.write(describePlan(plan.title, plan.steps));
     return 0;
   }

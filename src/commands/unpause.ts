@@ -6,16 +6,31 @@ import { parseCommandArgs } from "../util/args.js";
 
 /** `sheepdog unpause`: ends a pause early; the next start is planned. */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs("unpause", argv, { program: { type: "string" } }, false);
+  const { values } = parseCommandArgs(
+    "unpause",
+    argv,
+    { program: { type: "string" }, json: { type: "boolean" } },
+    false,
+  );
   const program = openProgram(values.program, { create: true });
   const state = replay(readEvents(program.stateDir));
   if (!state.paused) {
-    process.stdout.write(`${program.name}: not paused\n`);
+    if (values.json) printJson({ program: program.name, unpaused: false, was: null });
+    else process.stdout.write(`${program.name}: not paused\n`);
     return EXIT.ok;
   }
   appendEvent(program.stateDir, { type: "unpaused", reason: "unpaused by a person" });
+  if (values.json) {
+    const was = { until: state.paused.until ?? null, reason: state.paused.reason ?? null };
+    printJson({ program: program.name, unpaused: true, was });
+    return EXIT.ok;
+  }
   process.stdout.write(
     `${program.name}: unpaused (was paused until ${String(state.paused.until)}: ${String(state.paused.reason ?? "")})\n`,
   );
   return EXIT.ok;
+}
+
+function printJson(out: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }

@@ -1,5 +1,7 @@
 import { UsageError } from "../errors.js";
+import type { Plan } from "./install.js";
 import type { Scheduler } from "./installed.js";
+import { shellLine, UNIT_FILE_MODE } from "./plan.js";
 
 export const SCHEDULERS: readonly Scheduler[] = ["launchd", "systemd"];
 
@@ -17,4 +19,69 @@ export function schedulerArg(command: string, positionals: string[]): Scheduler 
 export function say(line: string): void {
   if (line.startsWith("warning:")) process.stderr.write(`${line}\n`);
   else process.stdout.write(`${line}\n`);
+}
+
+/**
+ * With `--json`, the lines `executePlan` would print are kept for the one document instead;
+ * warnings still reach stderr as they happen, as they do for people.
+ */
+export function collector(): { out: (line: string) => void; lines: string[] } {
+  const lines: string[] = [];
+  return {
+    lines,
+    out(line) {
+      lines.push(line);
+      if (line.startsWith("warning:")) process.stderr.write(`${line}\n`);
+    },
+  };
+}
+
+/**
+ * The `--json` document of install/uninstall: every file written or removed (with its content
+ * in a dry run), every command as an argv, and what the run said beyond echoing its steps.
+ */
+export function planJson(
+  scheduler: Scheduler,
+  plan: Plan,
+  opts: { dryRun: boolean; lines?: readonly string[]; extra?: Record<string, unknown> },
+): Record<string, unknown> {
+  const files: Record<string, unknown>[] = [];
+  const dirs: string[] = [];
+  const commands: string[][] = [];
+  const echoes = new Set<string>();
+  const mode = `0${UNIT_FILE_MODE.toString(8)}`;
+  for (const step of plan.steps) {
+    if (step.op === "mkdir") dirs.push(step.path);
+    else if (step.op === "write") {
+      files.push({
+        path: step.path,
+        action: "write",
+        mode,
+        ...(opts.dryRun ? { content: step.content } : {}),
+      });
+      echoes.add(`wrote ${step.path}`);
+    } else if (step.op === "remove") {
+      files.push({ path: step.path, action: "remove" });
+      echoes.add(`removed ${step.path}`);
+    } else {
+      commands.push([...step.argv]);
+      echoes.add(`ran ${shellLine(step.argv)}`);
+    }
+  }
+  const lines = opts.lines ?? [];
+  const warnings = lines
+    .filter((l) => l.startsWith("warning:"))
+    .map((l) => l.replace(/^warning:\s*/, ""));
+  const notes = lines.filter((l) => !l.startsWith("warning:") && !echoes.has(l));
+  return {
+    scheduler,
+    ...opts.extra,
+    dry_run: opts.dryRun,
+    files,
+    dirs,
+    commands,
+    warnings,
+    notes,
+    summary: opts.dryRun ? null : plan.summary,
+  };
 }
