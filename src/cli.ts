@@ -35,24 +35,25 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 
 const HELP = `sheepdog — keeps unattended AI coding loops alive
 
-  sheepdog init DIR [--name N] [--launcher command|tmux|herdr]
-  sheepdog check
+  sheepdog init DIR [--name N] [--launcher command|tmux|herdr] [--json]
+  sheepdog check [--json]
   sheepdog tick  [--all] [--dry-run] [--json]
   sheepdog status [--all] [--json]
   sheepdog claim acquire|release|show [--pid N] [--break-stale] [--force --note T] [--json]
   sheepdog save [--pid N] [--transcript PATH] [--progress TEXT]
   sheepdog hand-over --note TEXT [--pid N] [--transcript PATH] [--progress TEXT]
-  sheepdog finish --note TEXT [--pid N]  |  sheepdog reopen
+  sheepdog finish --note TEXT [--pid N] [--json]  |  sheepdog reopen [--json]
   sheepdog statusline
   sheepdog usage [--seat DIR] [--json]
   sheepdog merge-lock acquire|release|show [--pid N] [--item ID] [--stale] [--json]
-  sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume
-  sheepdog page --test
-  sheepdog install launchd|systemd [--all] [--interval 5m] [--dry-run]
-  sheepdog uninstall launchd|systemd [--all]
+  sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume   (each [--json])
+  sheepdog page --test [--json]
+  sheepdog install launchd|systemd [--all] [--interval 5m] [--dry-run] [--json]
+  sheepdog uninstall launchd|systemd [--all] [--dry-run] [--json]
   sheepdog doctor [--json]
   sheepdog journal [--since 1h] [--json]
   sheepdog demo
+  sheepdog watch                      (resident mode: not available yet)
 
 Every command that concerns a program takes --program NAME|PATH.
 Exit codes: 0 done, 1 failed, 2 bad usage/config/input, 3 refused.`;
