@@ -204,6 +204,28 @@ describe("sheepdog statusline", () => {
     expect(r).toEqual({ code: 0, stdout: expected, stderr: "" });
   });
 
+  it.each([
+    ["1e20", 1e20],
+    ["-1e20", -1e20],
+    ["just past the last valid date (ms)", 8.64e15 + 1],
+    ["an ISO string past the last valid date", "+275760-09-13T00:00:00.001Z"],
+    ["zero", 0],
+  ])("a bogus resets_at (%s) is unknown: no reset shown, none recorded", (_name, resets) => {
+    const e = env();
+    const input = JSON.stringify({
+      model: { display_name: "Opus" },
+      rate_limits: {
+        five_hour: { used_percentage: 30, resets_at: resets },
+        seven_day: { used_percentage: 81, resets_at: 1763460000 },
+      },
+    });
+    const r = sheepdog(["statusline"], { env: { ...e.vars, SHEEPDOG_DEBUG: "1" }, input });
+    expect(r).toEqual({ code: 0, stdout: "Opus · 5h 30% · 7d 81%\n", stderr: "" });
+    expect(readings(e.state).rows).toEqual([
+      expect.objectContaining({ window: "seven_day", resets_at: "2025-11-18T10:00:00.000Z" }),
+    ]);
+  });
+
   it("stays quiet when the state dir cannot be written", () => {
     const e = env();
     const r = sheepdog(["statusline"], {

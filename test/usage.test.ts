@@ -1,7 +1,7 @@
 import { appendFileSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { judgeSeat, recordRefusalReading, seatLimit } from "../src/usage/limit.js";
+import { judgeSeat, recordRefusalReading, seatLimit, shortTime } from "../src/usage/limit.js";
 import {
   appendReadings,
   mergeReadings,
@@ -120,6 +120,145 @@ describe("judgeSeat / seatLimit thresholds", () => {
     expect(seatLimit(seat, 90, NOW, env).limited).toBe(true);
     expect(seatLimit(seat, 100, NOW, env)).toMatchObject({ limited: false, until: null });
     expect(seatLimit("/another/seat", 75, NOW, env).limited).toBe(false);
+  });
+});
+
+describe("refusal readings limit the seat until their own reset", () => {
+  const refusal = (
+    resetsMs: number,
+    window: Reading["window"] = "five_hour",
+    atMs = NOW - 60_000,
+  ): Reading => ({
+    at: at(atMs),
+    seat: "/s",
+    window,
+    used_percentage: 100,
+    resets_at: at(resetsMs),
+    source: "refusal",
+    text: "You've hit your limit",
+    refusal_at: at(atMs),
+  });
+  const cases: [
+    string,
+    Reading[],
+    number,
+    { limited: boolean; until: string | null; window: Reading["window"] | null; reason: RegExp },
+  ][] = [
+    [
+      "80% resetting in 3h plus a refusal naming no time (fallback 1h)",
+      [reading("five_hour", 80, NOW + 3 * H), refusal(NOW + H)],
+      100,
+      {
+        limited: true,
+        until: at(NOW + H),
+        window: "five_hour",
+        reason: /^five_hour usage-limit refusal until 13:00Z$/,
+      },
+    ],
+    [
+      "the refusal recorded before the statusline reading",
+      [refusal(NOW + H), reading("five_hour", 80, NOW + 3 * H)],
+      100,
+      { limited: true, until: at(NOW + H), window: "five_hour", reason: /usage-limit refusal/ },
+    ],
+    [
+      "a named refusal reset a minute earlier than the statusline's",
+      [reading("five_hour", 97, NOW + 3 * H), refusal(NOW + 3 * H - 60_000)],
+      100,
+      {
+        limited: true,
+        until: at(NOW + 3 * H - 60_000),
+        window: "five_hour",
+        reason: /^five_hour usage-limit refusal until 14:59Z$/,
+      },
+    ],
+    [
+      "a weekly refusal while the five-hour window reads 10%",
+      [reading("five_hour", 10, NOW + 3 * H), refusal(NOW + 30 * H, "seven_day")],
+      100,
+      {
+        limited: true,
+        until: at(NOW + 30 * H),
+        window: "seven_day",
+        reason: /^seven_day usage-limit refusal until 2026-12-01 18:00Z$/,
+      },
+    ],
+    [
+      "both a refusal and a full window: until is the later reset, the reason names both",
+      [reading("five_hour", 100, NOW + 3 * H), refusal(NOW + H)],
+      100,
+      {
+        limited: true,
+        until: at(NOW + 3 * H),
+        window: "five_hour",
+        reason:
+          /^five_hour window at 100% until 15:00Z; five_hour usage-limit refusal until 13:00Z$/,
+      },
+    ],
+    [
+      "a refusal limits whatever pause_at_percent is",
+      [reading("five_hour", 20, NOW + 3 * H), refusal(NOW + H)],
+      50,
+      { limited: true, until: at(NOW + H), window: "five_hour", reason: /usage-limit refusal/ },
+    ],
+    [
+      "an expired refusal no longer limits",
+      [reading("five_hour", 80, NOW + 3 * H), refusal(NOW - 1, "five_hour", NOW - 2 * H)],
+      100,
+      { limited: false, until: null, window: null, reason: /^below 100%: five_hour at 80%$/ },
+    ],
+    [
+      "a refusal expiring exactly now no longer limits",
+      [refusal(NOW)],
+      100,
+      { limited: false, until: null, window: null, reason: /no usage readings yet/ },
+    ],
+    [
+      "an older window's higher percentage is still ignored",
+      [reading("five_hour", 100, NOW - 2 * H), reading("five_hour", 5, NOW + 3 * H)],
+      100,
+      { limited: false, until: null, window: null, reason: /five_hour at 5%/ },
+    ],
+    [
+      "75% and 90% are never a limit",
+      [reading("five_hour", 75, NOW + 3 * H), reading("seven_day", 90, NOW + 30 * H)],
+      100,
+      {
+        limited: false,
+        until: null,
+        window: null,
+        reason: /^below 100%: five_hour at 75%, seven_day at 90%$/,
+      },
+    ],
+  ];
+  it.each(cases)("%s", (_name, readings, pauseAt, expected) => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const r = seatLimit("/s", pauseAt, NOW, env, readings);
+    expect(r).toEqual({ ...expected, reason: expect.stringMatching(expected.reason) });
+  });
+
+  it("the merged windows stay the statusline's view", () => {
+    expect(
+      mergeReadings([reading("five_hour", 80, NOW + 3 * H), refusal(NOW + 4 * H)], NOW),
+    ).toEqual({
+      five_hour: { used_percentage: 80, resets_at: NOW + 3 * H, reset: false },
+      seven_day: null,
+    });
+  });
+
+  it("pruning keeps an unexpired refusal reading", () => {
+    const r = refusal(NOW + H, "five_hour", NOW - 2 * H);
+    const later: Reading[] = [];
+    for (let i = 0; i < 60; i++)
+      later.push(reading("five_hour", 80, NOW + 3 * H, NOW - H + i * 1000));
+    const kept = pruneReadings([r, ...later], NOW);
+    expect(kept).toContain(r);
+    expect(kept.length).toBeLessThan(30);
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    expect(seatLimit("/s", 100, NOW, env, kept)).toMatchObject({
+      limited: true,
+      until: at(NOW + H),
+    });
   });
 });
 
@@ -289,6 +428,91 @@ describe("sheepdog usage", () => {
       expect.stringMatching(/five_hour\s+100%\s+\S+ \d\d:\d\dZ\s+limited$/),
     );
     expect(lines.at(-1)).toMatch(/seat-b: limited: five_hour window at 100%/);
+  });
+
+  it("--json: a refusal limits the seat until its own reset, over a later statusline reset", () => {
+    const state = tempDir();
+    const seat = join(state, "seat");
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: state };
+    const now = Date.now();
+    const later = Math.floor(now / 1000) + 3 * 3600;
+    const live = JSON.parse(input);
+    live.rate_limits.five_hour = { used_percentage: 80, resets_at: later };
+    live.rate_limits.seven_day = { used_percentage: 40, resets_at: later + 24 * 3600 };
+    const r = sheepdog(["statusline"], {
+      env: { SHEEPDOG_STATE_DIR: state, CLAUDE_CONFIG_DIR: seat },
+      input: JSON.stringify(live),
+    });
+    expect(r.code).toBe(0);
+    const report = () => {
+      const u = sheepdog(["usage", "--seat", seat, "--json"], {
+        env: { SHEEPDOG_STATE_DIR: state },
+      });
+      expect(u.code).toBe(0);
+      return JSON.parse(u.stdout).seats[0];
+    };
+    const windows = {
+      five_hour: { used_percentage: 80, resets_at: at(later * 1000), reset: false },
+      seven_day: { used_percentage: 40, resets_at: at((later + 24 * 3600) * 1000), reset: false },
+    };
+    expect(report()).toEqual({
+      seat,
+      limited: false,
+      reason: "below 100%: five_hour at 80%, seven_day at 40%",
+      windows,
+    });
+
+    // An expired refusal (its fallback passed) changes nothing.
+    const text = "You've hit your limit";
+    recordRefusalReading(seat, { text, resets_at: null, at: at(now - 3 * H) }, H, now - 2 * H, env);
+    expect(report()).toMatchObject({ limited: false, windows });
+
+    // A refusal naming no time: limited for the fallback, the windows unchanged.
+    recordRefusalReading(seat, { text, resets_at: null, at: at(now - 1000) }, H, now, env);
+    expect(report()).toEqual({
+      seat,
+      limited: true,
+      reason: expect.stringMatching(/^five_hour usage-limit refusal until \d\d:\d\dZ$/),
+      windows,
+    });
+    const human = sheepdog(["usage", "--seat", seat], { env: { SHEEPDOG_STATE_DIR: state } });
+    expect(human.stdout).toMatch(/five_hour\s+80%\s+\S+ \d\d:\d\dZ\s+limited\n/);
+    expect(human.stdout).toMatch(/seat: limited: five_hour usage-limit refusal until/);
+  });
+
+  it("--json: a named refusal reset a minute before the statusline's still limits", () => {
+    const state = tempDir();
+    const seat = join(state, "seat");
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: state };
+    const later = Math.floor(Date.now() / 1000) + 3 * 3600;
+    const live = JSON.parse(input);
+    live.rate_limits.five_hour = { used_percentage: 95, resets_at: later };
+    sheepdog(["statusline"], {
+      env: { SHEEPDOG_STATE_DIR: state, CLAUDE_CONFIG_DIR: seat },
+      input: JSON.stringify(live),
+    });
+    const refusal = {
+      text: "You've hit your limit · resets 3pm",
+      resets_at: later - 60,
+      at: at(Date.now() - 1000),
+    };
+    recordRefusalReading(seat, refusal, H, Date.now(), env);
+    const u = sheepdog(["usage", "--seat", seat, "--json"], { env: { SHEEPDOG_STATE_DIR: state } });
+    const out = JSON.parse(u.stdout).seats[0];
+    expect(out).toMatchObject({
+      limited: true,
+      reason: `five_hour usage-limit refusal until ${shortTime((later - 60) * 1000, Date.now())}`,
+    });
+    expect(out.windows.five_hour).toEqual({
+      used_percentage: 95,
+      resets_at: at(later * 1000),
+      reset: false,
+    });
+    expect(seatLimit(seat, 100, Date.now(), env)).toMatchObject({
+      limited: true,
+      until: at((later - 60) * 1000),
+      window: "five_hour",
+    });
   });
 
   it("an unknown seat has no windows; bad flags exit 2", () => {

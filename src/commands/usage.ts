@@ -1,7 +1,7 @@
 // `sheepdog usage [--seat DIR] [--json]`: the merged usage readings per seat (DESIGN §5, §9).
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
-import { judgeSeat, shortTime } from "../usage/limit.js";
+import { judgeReadings, shortTime } from "../usage/limit.js";
 import {
   type Merged,
   mergeReadings,
@@ -13,10 +13,15 @@ import { parseCommandArgs } from "../util/args.js";
 import { expandHome } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
-/** What `sheepdog usage` reports for one seat. */
+/**
+ * What `sheepdog usage` reports for one seat: the statusline's merged windows, and whether the
+ * seat is limited (by a full window or by a usage-limit refusal not yet reset, which the
+ * reason names).
+ */
 export function seatReport(seat: string, now: number, pauseAtPercent = 100) {
-  const merged: Merged = mergeReadings(readReadings(seat), now);
-  const limit = judgeSeat(merged, pauseAtPercent, now);
+  const readings = readReadings(seat);
+  const merged: Merged = mergeReadings(readings, now);
+  const limit = judgeReadings(readings, pauseAtPercent, now);
   const windows: Record<
     string,
     { used_percentage: number; resets_at: string; reset: boolean } | null

@@ -35,26 +35,59 @@ export function shortTime(ms: number, now: number): string {
   return Math.abs(ms - now) < 24 * 3600 * 1000 ? clock : `${full.slice(0, 10)} ${clock}`;
 }
 
-/** Judges merged readings against `pauseAtPercent`. Pure. */
-export function judgeSeat(merged: Merged, pauseAtPercent: number, now: number): SeatLimit {
-  const limiting = WINDOWS.flatMap((w) => {
+/** One reason a seat is limited: a merged statusline window, or a refusal reading. */
+interface Limiting {
+  window: UsageWindow;
+  resets_at: number;
+  why: string;
+}
+
+/**
+ * Judges a seat (DESIGN §5): limited while a merged statusline window is at `pauseAtPercent` or
+ * more before its reset, or while a usage-limit refusal reading (`refusals`, any window) has
+ * not reached its own reset. A refusal is evidence about the whole seat: it limits until the
+ * reset it names whatever the statusline's readings say (their merge keeps only the latest
+ * reset, which would drop it). `until` is the latest reset among what limits. Pure.
+ */
+export function judgeSeat(
+  merged: Merged,
+  pauseAtPercent: number,
+  now: number,
+  refusals: readonly Reading[] = [],
+): SeatLimit {
+  const limiting: Limiting[] = WINDOWS.flatMap((w) => {
     const m = merged[w];
     return m && !m.reset && now < m.resets_at && m.used_percentage >= pauseAtPercent
-      ? [{ window: w, ...m }]
+      ? [
+          {
+            window: w,
+            resets_at: m.resets_at,
+            why: `${w} window at ${pct(m.used_percentage)} until ${shortTime(m.resets_at, now)}`,
+          },
+        ]
       : [];
   });
+  // Per window, the unexpired refusal that resets last.
+  for (const w of WINDOWS) {
+    let last = Number.NEGATIVE_INFINITY;
+    for (const r of refusals) {
+      const resets = Date.parse(r.resets_at);
+      if (r.source === "refusal" && r.window === w && now < resets && resets > last) last = resets;
+    }
+    if (last > now)
+      limiting.push({
+        window: w,
+        resets_at: last,
+        why: `${w} usage-limit refusal until ${shortTime(last, now)}`,
+      });
+  }
   if (limiting.length > 0) {
     const last = limiting.reduce((a, b) => (b.resets_at > a.resets_at ? b : a));
     return {
       limited: true,
       until: iso(last.resets_at),
       window: last.window,
-      reason: limiting
-        .map(
-          (l) =>
-            `${l.window} window at ${pct(l.used_percentage)} until ${shortTime(l.resets_at, now)}`,
-        )
-        .join("; "),
+      reason: limiting.map((l) => l.why).join("; "),
     };
   }
   const seen = WINDOWS.flatMap((w) => {
@@ -76,7 +109,21 @@ export function judgeSeat(merged: Merged, pauseAtPercent: number, now: number): 
   };
 }
 
-/** Merges the seat's readings and says whether it is limited at `pauseAtPercent`. */
+/** Judges a seat's readings: the statusline's merged per window, refusals on their own. Pure. */
+export function judgeReadings(
+  readings: readonly Reading[],
+  pauseAtPercent: number,
+  now: number,
+): SeatLimit {
+  return judgeSeat(
+    mergeReadings(readings, now),
+    pauseAtPercent,
+    now,
+    readings.filter((r) => r.source === "refusal"),
+  );
+}
+
+/** Judges the seat's recorded readings and says whether it is limited at `pauseAtPercent`. */
 export function seatLimit(
   seat: string,
   pauseAtPercent: number,
@@ -85,8 +132,7 @@ export function seatLimit(
   /** Readings not (yet) on disk, judged with the recorded ones (a dry run's refusal). */
   extra: Reading[] = [],
 ): SeatLimit {
-  const readings = readReadings(seat, env);
-  return judgeSeat(mergeReadings([...readings, ...extra], now), pauseAtPercent, now);
+  return judgeReadings([...readReadings(seat, env), ...extra], pauseAtPercent, now);
 }
 
 /**

@@ -115,10 +115,14 @@ export function seatsWithReadings(env: NodeJS.ProcessEnv = process.env): string[
   return [...seats].sort();
 }
 
-/** Merges readings per window (DESIGN §5). Pure. */
-export function mergeReadings(readings: Reading[], now: number): Merged {
+/**
+ * Merges the statusline's readings per window (DESIGN §5). Refusal readings are left out: each
+ * limits the seat until its own reset, whatever the merge says (see `judgeSeat`). Pure.
+ */
+export function mergeReadings(readings: readonly Reading[], now: number): Merged {
   const merged: Merged = { five_hour: null, seven_day: null };
   for (const r of readings) {
+    if (r.source === "refusal") continue;
     const resets = Date.parse(r.resets_at);
     const cur = merged[r.window];
     if (!cur || resets > cur.resets_at) {
@@ -135,16 +139,19 @@ export function mergeReadings(readings: Reading[], now: number): Merged {
 }
 
 /**
- * Drops old readings while keeping what the merge needs: per window the newest reading (the
- * proof a window reopened), the reading that sets the merged value, and the last few
- * readings of windows that reset less than a week ago. Keeps file order. Pure.
+ * Drops old readings while keeping what the judgement needs: per window the newest statusline
+ * reading (the proof a window reopened), the one that sets the merged value, and the last few
+ * of windows that reset less than a week ago; every refusal reading not yet reset, and the
+ * last few recorded within a week (so a refusal still at the end of a transcript is known as
+ * recorded and not recorded again). Keeps file order. Pure.
  */
 export function pruneReadings(readings: Reading[], now: number): Reading[] {
   const keep = new Set<number>();
+  const indexed = readings.map((r, i) => [r, i] as const);
   for (const w of WINDOWS) {
-    const idx = readings.map((r, i) => [r, i] as const).filter(([r]) => r.window === w);
-    if (idx.length === 0) continue;
-    keep.add((idx.at(-1) as readonly [Reading, number])[1]);
+    const idx = indexed.filter(([r]) => r.window === w && r.source !== "refusal");
+    const last = idx.at(-1);
+    if (last) keep.add(last[1]);
     let best: readonly [Reading, number] | undefined;
     for (const e of idx) {
       if (!best) best = e;
@@ -157,6 +164,10 @@ export function pruneReadings(readings: Reading[], now: number): Reading[] {
     const recent = idx.filter(([r]) => Date.parse(r.resets_at) > now - WEEK);
     for (const [, i] of recent.slice(-KEEP_PER_WINDOW)) keep.add(i);
   }
+  const refusals = indexed.filter(([r]) => r.source === "refusal");
+  for (const [r, i] of refusals) if (Date.parse(r.resets_at) > now) keep.add(i);
+  const recent = refusals.filter(([r]) => !(Date.parse(r.at) <= now - WEEK));
+  for (const [, i] of recent.slice(-KEEP_PER_WINDOW)) keep.add(i);
   return readings.filter((_, i) => keep.has(i));
 }
 
@@ -165,7 +176,9 @@ function sameValue(a: Reading | undefined, b: NewReading): boolean {
     !!a &&
     a.used_percentage === b.used_percentage &&
     Date.parse(a.resets_at) === Date.parse(b.resets_at) &&
-    a.source === b.source
+    a.source === b.source &&
+    a.text === b.text &&
+    a.refusal_at === b.refusal_at
   );
 }
 

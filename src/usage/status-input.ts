@@ -10,13 +10,14 @@ const rateWindow = z.object({
   resets_at: z.optional(z.nullable(z.union([finite, z.string()]))),
 });
 
+/** The latest instant a Date can hold (ms): past it a time is invalid (`↻NaN:NaN`). */
+const LAST_DATE = 8.64e15;
+
+/** Epoch seconds of a reset, or null when unknown: missing, unparseable, ≤ 0, or past a Date. */
 function epochSeconds(v: number | string | null | undefined): number | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === "string") {
-    const ms = Date.parse(v);
-    return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
-  }
-  return v > 1e12 ? Math.floor(v / 1000) : v;
+  const ms = typeof v === "string" ? Date.parse(v) : v > 1e12 ? v : v * 1000;
+  return Number.isFinite(ms) && ms > 0 && ms <= LAST_DATE ? Math.floor(ms / 1000) : null;
 }
 const model = z.object({ id: z.optional(z.string()), display_name: z.optional(z.string()) });
 const currentUsage = z.object({
@@ -91,11 +92,12 @@ export function readingsOf(input: StatusInput): NewReading[] {
   const out: NewReading[] = [];
   for (const w of ["five_hour", "seven_day"] as const) {
     const r = input.windows[w];
-    if (!r || r.resets_at === null) continue;
+    const resets = r && r.resets_at !== null ? new Date(r.resets_at * 1000) : null;
+    if (!r || !resets || Number.isNaN(resets.getTime())) continue; // no reading at no time
     out.push({
       window: w,
       used_percentage: r.used_percentage,
-      resets_at: new Date(r.resets_at * 1000).toISOString(),
+      resets_at: resets.toISOString(),
       source: "statusline",
     });
   }
@@ -110,9 +112,12 @@ export function formatTokens(n: number): string {
   return `${Number.isInteger(m) ? m : m.toFixed(1)}M`;
 }
 
-function hhmm(epochSeconds: number): string {
+/** ` ↻14:00` (local time), or nothing for an unknown or invalid time. */
+function resetMark(epochSeconds: number | null): string {
+  if (epochSeconds === null) return "";
   const d = new Date(epochSeconds * 1000);
-  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+  if (Number.isNaN(d.getTime())) return "";
+  return ` ↻${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
 }
 
 /** The one line: `Opus 4.6 · ctx 143k/200k · 5h 30% ↻14:00 · 7d 81%` (reset as local time). */
@@ -126,9 +131,7 @@ export function statusLine(input: StatusInput, contextTokens: number | null): st
   }
   const five = input.windows.five_hour;
   if (five) {
-    parts.push(
-      `5h ${Math.floor(five.used_percentage)}%${five.resets_at !== null ? ` ↻${hhmm(five.resets_at)}` : ""}`,
-    );
+    parts.push(`5h ${Math.floor(five.used_percentage)}%${resetMark(five.resets_at)}`);
   }
   const seven = input.windows.seven_day;
   if (seven) parts.push(`7d ${Math.floor(seven.used_percentage)}%`);
