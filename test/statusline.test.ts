@@ -210,6 +210,8 @@ describe("sheepdog statusline", () => {
     ["just past the last valid date (ms)", 8.64e15 + 1],
     ["an ISO string past the last valid date", "+275760-09-13T00:00:00.001Z"],
     ["zero", 0],
+    ["a valid date in the year 33658 (epoch ms)", 1e15],
+    ["a year from now", Math.floor(Date.now() / 1000) + 365 * 86400],
   ])("a bogus resets_at (%s) is unknown: no reset shown, none recorded", (_name, resets) => {
     const e = env();
     const input = JSON.stringify({

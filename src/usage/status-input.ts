@@ -13,11 +13,18 @@ const rateWindow = z.object({
 /** The latest instant a Date can hold (ms): past it a time is invalid (`↻NaN:NaN`). */
 const LAST_DATE = 8.64e15;
 
-/** Epoch seconds of a reset, or null when unknown: missing, unparseable, ≤ 0, or past a Date. */
+/** The longest window is seven days: a reset further ahead than this is garbage, not a reading. */
+const FURTHEST_RESET_MS = 30 * 86_400_000;
+
+/**
+ * Epoch seconds of a reset, or null when unknown: missing, unparseable, ≤ 0, past a Date, or
+ * implausibly far ahead (it would win its window's merge for ever).
+ */
 function epochSeconds(v: number | string | null | undefined): number | null {
   if (v === null || v === undefined) return null;
   const ms = typeof v === "string" ? Date.parse(v) : v > 1e12 ? v : v * 1000;
-  return Number.isFinite(ms) && ms > 0 && ms <= LAST_DATE ? Math.floor(ms / 1000) : null;
+  const valid = Number.isFinite(ms) && ms > 0 && ms <= LAST_DATE;
+  return valid && ms <= Date.now() + FURTHEST_RESET_MS ? Math.floor(ms / 1000) : null;
 }
 const model = z.object({ id: z.optional(z.string()), display_name: z.optional(z.string()) });
 const currentUsage = z.object({
