@@ -60,6 +60,8 @@ interface Case {
   /** Fields that must be absent from the decision. */
   absent?: (keyof Decision)[];
   reason?: RegExp;
+  /** What the `stood_down` event will say. */
+  standDown?: RegExp;
 }
 
 function factsOf(c: Case): Facts {
@@ -69,6 +71,7 @@ function factsOf(c: Case): Facts {
     now: ago(0),
     tick_lock: { held: false },
     last_tick_at: ago(5),
+    gaps: [],
     finished: null,
     stood_down: null,
     paused: null,
@@ -89,6 +92,20 @@ const liveLock = (liveness: "alive" | "dead" | "foreign", ageMin: number): Merge
   liveness,
   age_ms: ageMin * MIN,
 });
+/** Three managers that each handed over with the fingerprint the first found at its first save. */
+const NO_PROGRESS = [
+  started(90, true),
+  claimed(89, 1),
+  saved(88, 1, "fp"),
+  handOver(70, 1, "fp"),
+  started(69, true),
+  claimed(68, 2),
+  saved(67, 2, "fp"),
+  handOver(50, 2, "fp"),
+  started(49, true),
+  claimed(48, 3),
+  handOver(30, 3, "fp"),
+];
 const threeCrashes = [
   started(100, true),
   started(50),
@@ -174,7 +191,17 @@ const cases: Case[] = [
       seat: { seat: "/s", limited: false, until: null, reason: "reset", window: null },
     },
     policy: { staleAfter: 5 * MIN },
-    want: { decision: "restart_stuck", start: expect.objectContaining({ planned: true }) as never },
+    want: {
+      decision: "restart_stuck",
+      stop_holder: true,
+      stop_note: {
+        reason: expect.stringMatching(
+          /^stopped for the usage pause; pid 4: no save since it claimed 9m ago/,
+        ) as never,
+        planned: true,
+      },
+      start: expect.objectContaining({ planned: true }) as never,
+    },
     absent: ["stand_down"],
   },
   {
@@ -369,6 +396,7 @@ const cases: Case[] = [
         planned: false,
       },
     },
+    absent: ["stop_note"],
     reason: /^pid 42: no save for 47m \(stale after 45m\)$/,
   },
   {
@@ -378,6 +406,8 @@ const cases: Case[] = [
     policy: { staleAfter: 5 * MIN },
     want: { decision: "stand_down", rule: 9, stop_holder: true },
     absent: ["start", "break_claim"],
+    standDown:
+      /^pid 4 was stuck: no save for 8m \(stale after 5m\); stopped, and crash loop: 3 unplanned starts within 1h .*; the managers' output is in \.sheepdog\/manager\.log$/,
   },
   // Rule 10
   {
@@ -408,6 +438,24 @@ const cases: Case[] = [
     facts: { claim: alive(4, 9, "dead") },
     want: { decision: "stand_down", rule: 10 },
     absent: ["start", "break_claim", "stop_holder"],
+    standDown:
+      /^holder pid 4 is dead; crash loop: 3 unplanned starts within 1h \(the last 10m ago\); another would fail the same way; the managers' output is in \.sheepdog\/manager\.log$/,
+  },
+  {
+    name: "10 + guard: a tmux-launched manager's stand-down names no manager.log",
+    events: [
+      started(100, true, { launcher: "tmux" }),
+      started(50, false, { launcher: "tmux" }),
+      claimed(49, 2),
+      started(30, false, { launcher: "tmux" }),
+      claimed(29, 3),
+      started(10, false, { launcher: "tmux" }),
+      claimed(9, 4),
+    ],
+    facts: { claim: alive(4, 9, "dead") },
+    want: { decision: "stand_down", rule: 10 },
+    standDown:
+      /^holder pid 4 is dead; crash loop: 3 unplanned starts within 1h[^;]*; another would fail the same way$/,
   },
   // Crash-loop guard boundaries
   {
@@ -499,6 +547,37 @@ const cases: Case[] = [
         reason: "the previous manager handed over at 201000 tokens: context full",
         planned: true,
       },
+      stop_handed_over: {
+        pid: 42,
+        start_time: ST,
+        start: expect.objectContaining({ at: ago(61), launcher: "command" }) as never,
+      },
+    },
+  },
+  {
+    name: "11: the hand-over event's own start time names the manager to stop",
+    events: [started(61, true, { pane: "%3" }), claimed(60, 42), handOver(2, 42)].map((e) =>
+      e.type === "hand_over" ? { ...e, start_time: "linux:boot:77" } : e,
+    ),
+    want: {
+      decision: "start_after_hand_over",
+      stop_handed_over: {
+        pid: 42,
+        start_time: "linux:boot:77",
+        start: expect.objectContaining({ pane: "%3" }) as never,
+      },
+    },
+  },
+  {
+    name: "11: a manager that claimed before the last start is not that start's pane",
+    events: [
+      started(61, true, { pane: "%3" }),
+      claimed(60, 42),
+      started(30, false, { pane: "%4" }),
+    ].concat(handOver(2, 42)),
+    want: {
+      decision: "start_after_hand_over",
+      stop_handed_over: expect.objectContaining({ pid: 42, start: null }) as never,
     },
   },
   {
@@ -513,25 +592,76 @@ const cases: Case[] = [
   },
   {
     name: "11: no progress in 3 managers: stand down",
-    events: [
-      started(90, true),
-      claimed(89, 1),
-      saved(88, 1, "fp"),
-      handOver(70, 1, "fp"),
-      started(69, true),
-      claimed(68, 2),
-      saved(67, 2, "fp"),
-      handOver(50, 2, "fp"),
-      started(49, true),
-      claimed(48, 3),
-      handOver(30, 3, "fp"),
-    ],
+    events: NO_PROGRESS,
     want: {
       decision: "stand_down",
       rule: 11,
       stand_down: { reason: expect.stringMatching(/no progress/) as unknown as string },
     },
     absent: ["start"],
+  },
+  {
+    name: "11: after `resume`, hand-overs before it do not count: the pending hand-over starts (planned)",
+    events: [...NO_PROGRESS, ev(29, "stood_down", { reason: "no progress" }), ev(20, "cleared")],
+    want: {
+      decision: "start_after_hand_over",
+      rule: 11,
+      start: expect.objectContaining({ planned: true }) as never,
+    },
+    absent: ["stand_down"],
+  },
+  {
+    name: "11: after `resume`, two more unchanged hand-overs are not a stand-down",
+    events: [
+      ...NO_PROGRESS,
+      ev(29, "stood_down", { reason: "no progress" }),
+      ev(28, "cleared"),
+      started(27, true),
+      claimed(26, 4),
+      saved(25, 4, "fp"),
+      handOver(20, 4, "fp"),
+      started(19, true),
+      claimed(18, 5),
+      handOver(15, 5, "fp"),
+    ],
+    want: { decision: "start_after_hand_over" },
+  },
+  {
+    name: "11: after `resume`, three more unchanged hand-overs stand down again",
+    events: [
+      ...NO_PROGRESS,
+      ev(29, "stood_down", { reason: "no progress" }),
+      ev(28, "cleared"),
+      started(27, true),
+      claimed(26, 4),
+      saved(25, 4, "fp"),
+      handOver(20, 4, "fp"),
+      started(19, true),
+      claimed(18, 5),
+      handOver(15, 5, "fp"),
+      started(14, true),
+      claimed(13, 6),
+      handOver(10, 6, "fp"),
+    ],
+    want: { decision: "stand_down", rule: 11 },
+  },
+  {
+    name: "11: a manager that claimed before `resume` and handed over after it counts",
+    events: [
+      ...NO_PROGRESS.slice(0, 8),
+      started(49, true),
+      claimed(48, 3),
+      saved(47, 3, "fp"),
+      ev(40, "cleared"),
+      handOver(30, 3, "fp"),
+      started(29, true),
+      claimed(28, 4),
+      handOver(20, 4, "fp"),
+      started(19, true),
+      claimed(18, 5),
+      handOver(10, 5, "fp"),
+    ],
+    want: { decision: "stand_down", rule: 11 },
   },
   {
     name: "11: the first manager found another fingerprint at its first save: progress was made",
@@ -688,6 +818,8 @@ const cases: Case[] = [
       stop_leftover: expect.objectContaining({ pid: 9 }) as never,
     },
     absent: ["start"],
+    standDown:
+      /^the manager started 20m ago \(pid 9\) never claimed \(grace 10m\); crash loop: 3 unplanned starts within 1h .*manager\.log$/,
   },
   // Sleep and clock gaps
   {
@@ -710,6 +842,84 @@ const cases: Case[] = [
     want: { decision: "restart_stuck" },
   },
   {
+    name: "gap: remembered: the second tick after a wake still does not count the gap",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 200),
+      heartbeat: beat(190, 42),
+      last_tick_at: ago(1),
+      gaps: [{ from: ago(185), to: ago(1) }],
+    },
+    want: { decision: "ok", gap_credit_ms: 179 * MIN, heartbeat_age_ms: 11 * MIN },
+    reason: /2h59m gap/,
+  },
+  {
+    name: "gap: awake time after a remembered gap counts: stale once stale_after of it passed",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 200),
+      heartbeat: beat(190, 42),
+      last_tick_at: ago(5),
+      gaps: [{ from: ago(185), to: ago(40) }],
+    },
+    want: { decision: "restart_stuck", gap_credit_ms: 140 * MIN, heartbeat_age_ms: 50 * MIN },
+    reason: /2h20m gap/,
+  },
+  {
+    name: "gap: a save after the gap gets no credit from it",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 200),
+      heartbeat: beat(30, 42),
+      last_tick_at: ago(5),
+      gaps: [{ from: ago(185), to: ago(40) }],
+    },
+    want: { decision: "ok", gap_credit_ms: 0, heartbeat_age_ms: 30 * MIN },
+  },
+  {
+    name: "gap: a save inside a gap is credited only the part of the gap after it",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 200),
+      heartbeat: beat(100, 42),
+      last_tick_at: ago(5),
+      gaps: [{ from: ago(185), to: ago(40) }],
+    },
+    want: { decision: "ok", gap_credit_ms: 60 * MIN, heartbeat_age_ms: 40 * MIN },
+  },
+  {
+    name: "gap: remembered gaps add up",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 300),
+      heartbeat: beat(245, 42),
+      last_tick_at: ago(5),
+      gaps: [
+        { from: ago(240), to: ago(150) },
+        { from: ago(145), to: ago(10) },
+      ],
+    },
+    want: { decision: "ok", gap_credit_ms: 215 * MIN, heartbeat_age_ms: 30 * MIN },
+  },
+  {
+    name: "gap: a remembered gap and the current one add up",
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 300),
+      heartbeat: beat(190, 42),
+      last_tick_at: ago(90),
+      gaps: [{ from: ago(185), to: ago(100) }],
+    },
+    want: { decision: "ok", gap_credit_ms: 165 * MIN, heartbeat_age_ms: 25 * MIN },
+  },
+  {
+    name: "gap: the claim grace counts a remembered gap",
+    events: [started(100, true, { pid: 500, start_time: "s" })],
+    facts: { last_tick_at: ago(1), gaps: [{ from: ago(98), to: ago(1) }] },
+    want: { decision: "starting" },
+    reason: /8m ago.*1h32m gap/,
+  },
+  {
     name: "gap: claim grace does not count a gap either",
     events: [started(100, true, { pid: 500, start_time: "s" })],
     facts: { last_tick_at: ago(98) },
@@ -723,6 +933,7 @@ describe("decide (DESIGN §6, first match wins)", () => {
     expect(d).toMatchObject(c.want);
     for (const key of c.absent ?? []) expect(d[key], key).toBeUndefined();
     if (c.reason) expect(d.reason).toMatch(c.reason);
+    if (c.standDown) expect(d.stand_down?.reason).toMatch(c.standDown);
   });
 
   it("rule 4 journals unpaused before going on", () => {

@@ -11,6 +11,7 @@ import {
   managerRunning,
   readJson,
   track,
+  waitFor,
 } from "./helpers/foundation.js";
 
 afterEach(killAll);
@@ -79,7 +80,7 @@ describe("save", () => {
     });
   });
 
-  it("--pid names the manager; the holder's save has no notices, another's says who holds it", () => {
+  it("--pid names the manager; the holder's save has no notices, another's says who holds it and stamps no heartbeat over a live holder's", async () => {
     const p = program("pid");
     const holder = track(sleeper());
     const other = track(sleeper());
@@ -95,12 +96,22 @@ describe("save", () => {
     const theirs = sheepdog(["save", "--pid", String(other.pid)], { env: p.env });
     expect(theirs.code, theirs.stderr).toBe(0);
     expect(JSON.parse(theirs.stdout).notices).toContain(
-      `the claim is held by pid ${holder.pid}, not by this manager (pid ${other.pid})`,
+      `the heartbeat was not stamped because pid ${holder.pid} holds the claim (this is pid ${other.pid})`,
     );
-    // It still stamps: the watchdog decides what a heartbeat from a non-holder is worth.
-    expect(readJson(join(p.stateDir, "heartbeat.json")).pid).toBe(other.pid);
+    // The live holder's heartbeat is not overwritten; the save is still journaled.
+    expect(readJson(join(p.stateDir, "heartbeat.json")).pid).toBe(holder.pid);
     const saved = journalLines(p.stateDir).filter((e) => e.type === "saved");
     expect(saved.map((e) => e.pid)).toEqual([holder.pid, other.pid]);
+
+    // A dead holder's claim: the save stamps, and says who holds the claim.
+    holder.kill("SIGKILL");
+    await waitFor("the holder to die", () => holder.signalCode !== null);
+    const after = sheepdog(["save", "--pid", String(other.pid)], { env: p.env });
+    expect(after.code, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout).notices).toContain(
+      `the claim is held by pid ${holder.pid}, not by this manager (pid ${other.pid})`,
+    );
+    expect(readJson(join(p.stateDir, "heartbeat.json")).pid).toBe(other.pid);
   });
 
   it("rewrites heartbeat.json atomically: a reader polling it never sees it partial", async () => {

@@ -155,7 +155,7 @@ describe("resume", () => {
     const r = sheepdog(["resume"], { env: p.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^demo: stand-down cleared \(it was: crash loop: 1 unplanned start within 1h/,
+      /^demo: stand-down cleared \(it was: no manager holds the claim; crash loop: 1 unplanned start within 1h/,
     );
     expect(ofType(p.stateDir, "cleared")).toHaveLength(1);
     expect(tick(p.env).report.decision).toBe("start");

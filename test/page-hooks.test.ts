@@ -181,6 +181,7 @@ describe("which pages", () => {
       event: {
         type: "manager_stopped",
         pid: 4242,
+        decision: "restart_stuck",
         reason: "restart_stuck: heartbeat stale for 52m",
         evidence: "evidence/1",
       },

@@ -23,11 +23,49 @@ describe("kindOf", () => {
     [{ type: "cleared" }, "cleared"],
     [{ type: "finished", note: "x" }, "finished"],
     [
-      { type: "manager_stopped", reason: "pid 7: no save for 50m (stale after 45m)" },
+      {
+        type: "manager_stopped",
+        decision: "restart_stuck",
+        reason: "pid 7: no save for 50m (stale after 45m)",
+      },
       "stuck_restart",
     ],
     [{ type: "manager_stopped", decision: "restart_stuck", reason: "?" }, "stuck_restart"],
-    [{ type: "manager_stopped", reason: "started 2026-01-01T00:00:00Z and never claimed" }, null],
+    // Only the decision counts, never the reason's wording.
+    [{ type: "manager_stopped", reason: "pid 7: no save for 50m (stale after 45m)" }, null],
+    [
+      {
+        type: "manager_stopped",
+        decision: "start",
+        reason: "started 2026-01-01T00:00:00Z and never claimed",
+      },
+      null,
+    ],
+    [
+      {
+        type: "manager_stopped",
+        decision: "start_after_hand_over",
+        reason: "handed over; stopping it before its successor starts",
+      },
+      null,
+    ],
+    [
+      {
+        type: "manager_stopped",
+        decision: "restart_stuck",
+        planned: true,
+        reason: "stopped for the usage pause; pid 7: no save for 3h (stale after 45m)",
+      },
+      null,
+    ],
+    [
+      {
+        type: "manager_stopped",
+        decision: "stand_down",
+        reason: "pid 7 was stuck: no save for 50m (stale after 45m); stopped, and crash loop: …",
+      },
+      null,
+    ],
     [{ type: "unpaused" }, null],
     [{ type: "reopened" }, null],
     [{ type: "paged", kind: "stood_down" }, null],
@@ -110,7 +148,10 @@ describe("planPages", () => {
     {
       name: "a stuck stop on the way to a stand-down sends only the urgent page",
       journal: [
-        ev(0, "manager_stopped", { reason: "pid 1: no save for 1h (stale after 45m)" }),
+        ev(0, "manager_stopped", {
+          decision: "stand_down",
+          reason: "pid 1 was stuck: no save for 1h (stale after 45m); stopped, and crash loop: …",
+        }),
         ev(0, "stood_down", { reason: "loop" }),
       ],
       given: [0, 1],

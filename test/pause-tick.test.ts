@@ -361,6 +361,32 @@ describe("usage pauses through tick", () => {
     expect(isAlive(a.pid, a.start_time)).toBe(true);
   });
 
+  it("a live manager that did not stop for the pause is stopped when it ends: planned, and no stuck-manager page", async () => {
+    const p = program({ flags: ["--first-save-after", "3600"], watchdog: { stale_after: "3s" } });
+    const a = await firstManager(p);
+    const resets = epoch() + 5;
+    statusline(p, { five_hour: { pct: 100, resets } });
+    expect((await tick(p.env)).report.decision).toBe("pause");
+    await until(resets);
+    const t = await tick(p.env);
+    expect(t.report.decision).toBe("restart_stuck");
+    expect(isAlive(a.pid, a.start_time)).toBe(false);
+    const [stopped] = ofType(p.stateDir, "manager_stopped");
+    expect(stopped).toMatchObject({
+      pid: a.pid,
+      decision: "restart_stuck",
+      planned: true,
+      reason: expect.stringMatching(
+        /^stopped for the usage pause; pid \d+: no save since it claimed/,
+      ),
+    });
+    expect(String(stopped?.evidence)).toContain(join(p.stateDir, "evidence"));
+    expect(lastStart(p.stateDir).planned).toBe(true);
+    // The pause paged once; the expected stop pages nothing.
+    expect(server.received.map((r) => r.title)).toEqual(["catalog paused at a usage limit"]);
+    await waitForClaimBy(p.stateDir, lastStart(p.stateDir).pid);
+  });
+
   it("--dry-run (and status) see a refusal but record no reading", async () => {
     const p = program();
     await firstManager(p);

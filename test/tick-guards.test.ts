@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sheepdog, sheepdogAsync, sleeper, tempDir } from "./helpers/cli.js";
@@ -91,6 +91,13 @@ describe("tick: the guards", () => {
     expect(down.report.decision).toBe("stand_down");
     expect(down.report.reason).toMatch(/crash loop: 2 unplanned starts within 1h/);
     expect(ofType(p.stateDir, "stood_down")).toHaveLength(1);
+    // The stand-down says what failed, the loop, and where the managers' output is.
+    const dead = lastStart(p.stateDir).pid;
+    expect(String(ofType(p.stateDir, "stood_down")[0]?.reason)).toMatch(
+      new RegExp(
+        `^holder pid ${dead} is dead; crash loop: 2 unplanned starts within 1h .*; the managers' output is in \\.sheepdog/manager\\.log$`,
+      ),
+    );
     expect(starts(p.stateDir)).toHaveLength(3);
     const held = tick(p.env);
     expect(held.report.decision).toBe("hold");
@@ -171,10 +178,82 @@ describe("tick: the guards", () => {
     expect(r.report.reason).toMatch(/gap in the watchdog's runs is not counted/);
     expect(manager.exitCode).toBeNull();
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
-    // Control: with the gap behind it, the same stale claim is a stuck manager.
+    // Control: once stale_after of awake time passed, the same stale claim is a stuck manager.
+    await waitFor(
+      "stale_after of awake time",
+      () => tick(p.env, ["--dry-run"]).report.decision === "restart_stuck",
+    );
     const next = tick(p.env);
     expect(next.report.decision).toBe("restart_stuck");
     await waitFor("the stuck sleeper to be stopped", () => manager.signalCode !== null);
+  });
+
+  it("a sleep gap is remembered: later ticks do not count it either, awake time does", async () => {
+    const p = program([], { stale_after: "3m6s", interval: "1m" });
+    const manager = live();
+    const pid = String(manager.pid);
+    expect(sheepdog(["claim", "acquire", "--pid", pid], { env: p.env }).code).toBe(0);
+    expect(sheepdog(["save", "--pid", pid], { env: p.env }).code).toBe(0);
+    // The host slept: the manager's claim and last save are 2h old, the last tick 1h58m.
+    const now = Date.now();
+    const at = (ms: number) => new Date(ms).toISOString();
+    const rewrite = (file: string, fields: Record<string, unknown>) => {
+      const path = join(p.stateDir, file);
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), ...fields }));
+    };
+    rewrite("claim/holder.json", { claimed_at: at(now - 120 * 60_000) });
+    rewrite("heartbeat.json", { at: at(now - 120 * 60_000) });
+    const slept = at(now - 118 * 60_000);
+    writeFileSync(
+      join(p.stateDir, "last-tick.json"),
+      JSON.stringify({ at: slept, decision: "ok", reason: "", facts: null }),
+    );
+    const first = tick(p.env);
+    expect(first.report.decision).toBe("ok");
+    expect(first.report.reason).toMatch(/1h57m gap in the watchdog's runs is not counted/);
+    // The next tick, a moment later: the gap still counts against no manager.
+    const second = tick(p.env);
+    expect(second.report.decision).toBe("ok");
+    expect(second.report.reason).toMatch(/1h57m gap in the watchdog's runs is not counted/);
+    const gaps = [{ from: slept, to: first.report.facts?.now }];
+    expect(second.report.facts?.gaps).toEqual(gaps);
+    const last = JSON.parse(readFileSync(join(p.stateDir, "last-tick.json"), "utf8"));
+    expect(last.gaps).toEqual(gaps);
+    expect(manager.exitCode).toBeNull();
+    expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
+    // Awake time counts: once the manager was silent for stale_after of it, it is stuck.
+    await waitFor(
+      "stale_after of awake time",
+      () => tick(p.env, ["--dry-run"]).report.decision === "restart_stuck",
+    );
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("restart_stuck");
+    expect(r.report.reason).toMatch(/no save for 3m6s .*1h57m gap in the watchdog's runs/);
+    await waitFor("the stuck sleeper to be stopped", () => manager.signalCode !== null);
+  });
+
+  it("`resume` clears a no-progress stand-down: the pending hand-over starts a manager", async () => {
+    const p = program(["--hand-over-after", "1", "--progress", "same"]);
+    expect(tick(p.env).report.decision).toBe("start");
+    for (let n = 1; n <= 3; n++) {
+      await waitFor(
+        `hand-over ${n}`,
+        () => ofType(p.stateDir, "hand_over").length === n && !holder(p.stateDir),
+      );
+      expect(tick(p.env).report.decision).toBe(n < 3 ? "start_after_hand_over" : "stand_down");
+    }
+    expect(String(ofType(p.stateDir, "stood_down")[0]?.reason)).toMatch(
+      /^no progress: the last 3 managers each handed over with progress "same"/,
+    );
+    expect(tick(p.env).report.decision).toBe("hold");
+    expect(starts(p.stateDir)).toHaveLength(3);
+    expect(sheepdog(["resume"], { env: p.env }).code).toBe(0);
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("start_after_hand_over");
+    expect(starts(p.stateDir)).toHaveLength(4);
+    expect(lastStart(p.stateDir).planned).toBe(true);
+    expect(ofType(p.stateDir, "stood_down")).toHaveLength(1);
+    await waitForClaimBy(p.stateDir, lastStart(p.stateDir).pid);
   });
 
   it("--dry-run decides and prints but changes nothing (state dir hashed before and after)", async () => {

@@ -1,4 +1,4 @@
-import { readFileSync, readlinkSync, statSync } from "node:fs";
+import { readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sheepdog, sleeper } from "./helpers/cli.js";
@@ -155,6 +155,81 @@ describe("tick: starting and restarting managers (real processes)", () => {
     expect(r.report.decision).toBe("ok");
     expect(r.report.reason).toMatch(new RegExp(`^pid ${b.pid} alive, claimed without a save`));
     expect(r.report.facts?.heartbeat).toMatchObject({ pid: old.pid });
+  });
+
+  it("a save by a process that does not hold the claim leaves the holder's heartbeat alone", () => {
+    const p = program();
+    const manager = sleeper();
+    const other = sleeper();
+    cleanups.push(
+      () => manager.kill("SIGKILL"),
+      () => other.kill("SIGKILL"),
+    );
+    const env = p.env;
+    expect(sheepdog(["claim", "acquire", "--pid", String(manager.pid)], { env }).code).toBe(0);
+    // The claim alone is older than stale_after (1h): only the holder's save keeps it fresh.
+    const holderPath = join(p.stateDir, "claim", "holder.json");
+    const h = JSON.parse(readFileSync(holderPath, "utf8"));
+    const old = new Date(Date.now() - 2 * 3600_000).toISOString();
+    writeFileSync(holderPath, JSON.stringify({ ...h, claimed_at: old }));
+    expect(sheepdog(["save", "--pid", String(manager.pid)], { env }).code).toBe(0);
+    const theirs = sheepdog(["save", "--pid", String(other.pid), "--progress", "x"], { env });
+    expect(theirs.code, theirs.stderr).toBe(0);
+    const r = tick(env);
+    expect(r.report.decision).toBe("ok");
+    expect(r.report.reason).toMatch(new RegExp(`^pid ${manager.pid} alive, last save \\d+s ago`));
+    expect(JSON.parse(theirs.stdout).notices).toContain(
+      `the heartbeat was not stamped because pid ${manager.pid} holds the claim (this is pid ${other.pid})`,
+    );
+    const beatPath = join(p.stateDir, "heartbeat.json");
+    expect(JSON.parse(readFileSync(beatPath, "utf8")).pid).toBe(manager.pid);
+    expect(ofType(p.stateDir, "saved").map((e) => e.pid)).toEqual([manager.pid, other.pid]);
+    // A heartbeat.json overwritten by someone else anyway: the holder's save in the journal counts.
+    writeFileSync(
+      beatPath,
+      JSON.stringify({ at: new Date().toISOString(), pid: other.pid, context_tokens: null }),
+    );
+    const again = tick(env);
+    expect(again.report.decision).toBe("ok");
+    expect(again.report.reason).toMatch(new RegExp(`^pid ${manager.pid} alive, last save`));
+    expect(again.report.facts?.heartbeat).toMatchObject({ pid: manager.pid });
+    expect(isAlive(manager.pid as number, String(h.start_time))).toBe(true);
+    expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
+  });
+
+  it("a manager that handed over but stays alive is stopped by exact pid before its successor starts", async () => {
+    const p = program(["--hand-over-after", "1", "--linger"]);
+    tick(p.env);
+    const a = lastStart(p.stateDir);
+    await waitFor(
+      "a to hand over",
+      () => ofType(p.stateDir, "hand_over").length === 1 && !holder(p.stateDir),
+    );
+    expect(isAlive(a.pid, a.start_time)).toBe(true); // it lingers, as a Claude session in a pane does
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("start_after_hand_over");
+    expect(isAlive(a.pid, a.start_time)).toBe(false);
+    expect(ofType(p.stateDir, "hand_over")[0]).toMatchObject({
+      pid: a.pid,
+      start_time: a.start_time,
+    });
+    expect(ofType(p.stateDir, "manager_stopped")).toEqual([
+      expect.objectContaining({
+        pid: a.pid,
+        start_time: a.start_time,
+        reason: "handed over; stopping it before its successor starts",
+        evidence: null,
+        outcome: "term",
+        decision: "start_after_hand_over",
+      }),
+    ]);
+    expect(r.report.actions.join(" ")).toContain(`stopped pid ${a.pid}, which had handed over`);
+    const b = lastStart(p.stateDir);
+    expect(b.pid).not.toBe(a.pid);
+    expect(b.planned).toBe(true);
+    const types = events(p.stateDir).map((e) => e.type);
+    expect(types.lastIndexOf("manager_stopped")).toBeLessThan(types.lastIndexOf("manager_started"));
+    await waitForClaimBy(p.stateDir, b.pid);
   });
 
   it("a start that never claimed is stopped by exact pid before the next start", async () => {

@@ -49,6 +49,7 @@ export async function performHandOver(
     {
       type: "hand_over",
       pid: opts.manager.pid,
+      start_time: opts.manager.start_time,
       context_tokens: facts.contextTokens,
       note: opts.note,
       progress: facts.progress,

@@ -160,21 +160,39 @@ export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: numbe
 
 /**
  * Stamps the heartbeat for the calling manager and gathers the answer. Never refuses: a
- * missing transcript or a failed push is reported in `notices`, and the stamp still happens.
+ * missing transcript or a failed push is reported in `notices`, and the stamp still happens —
+ * except over the heartbeat of another live process that holds the claim (DESIGN §4: the
+ * heartbeat counts only as the holder's; overwriting it would make a healthy holder look
+ * silent). The save is journaled either way.
  */
 export async function performSave(program: ProgramContext, opts: SaveOptions): Promise<SaveResult> {
+  const me = opts.manager;
+  const claim = readClaim(program.stateDir);
+  const holder = claim.held ? claim.holder : null;
+  const othersLiveClaim =
+    claim.held &&
+    holder !== null &&
+    claim.liveness === "alive" &&
+    !(holder.pid === me.pid && holder.start_time === me.start_time);
   // The heartbeat is stamped before the push: a save cut short by a hung remote still counts.
-  const facts = await gatherSaveFacts(program, opts, (tokens) =>
-    stampHeartbeat(program.stateDir, opts.manager, tokens, opts.now ?? Date.now()),
+  const facts = await gatherSaveFacts(
+    program,
+    opts,
+    othersLiveClaim
+      ? undefined
+      : (tokens) => stampHeartbeat(program.stateDir, me, tokens, opts.now ?? Date.now()),
   );
   const now = opts.now ?? Date.now();
 
-  const claim = readClaim(program.stateDir);
   if (!claim.held)
     facts.notices.push("this manager does not hold the claim: run sheepdog claim acquire");
-  else if (claim.holder && claim.holder.pid !== opts.manager.pid) {
+  else if (othersLiveClaim && holder) {
     facts.notices.push(
-      `the claim is held by pid ${claim.holder.pid}, not by this manager (pid ${opts.manager.pid})`,
+      `the heartbeat was not stamped because pid ${holder.pid} holds the claim (this is pid ${me.pid})`,
+    );
+  } else if (holder && holder.pid !== me.pid) {
+    facts.notices.push(
+      `the claim is held by pid ${holder.pid}, not by this manager (pid ${me.pid})`,
     );
   }
 
@@ -182,7 +200,8 @@ export async function performSave(program: ProgramContext, opts: SaveOptions): P
     program.stateDir,
     {
       type: "saved",
-      pid: opts.manager.pid,
+      pid: me.pid,
+      ...(me.start_time ? { start_time: me.start_time } : {}),
       context_tokens: facts.contextTokens,
       progress: facts.progress,
       pushed: facts.pushed,

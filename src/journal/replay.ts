@@ -58,6 +58,10 @@ export interface StartRecord {
 export interface HandOverRecord {
   at: string;
   pid: number | null;
+  /** The start time of the manager that handed over (from the event, its claim or its release). */
+  start_time: string | null;
+  /** When that manager claimed (null when the hand-over matched no open claim). */
+  claimed_at: string | null;
   context_tokens: number | null;
   note: string;
   progress: string | null;
@@ -75,6 +79,8 @@ export interface ManagerRecord {
   ended_at: string | null;
   /** The fingerprint its hand-over carried. */
   hand_over_progress: string | null;
+  /** Its claim ended before the last `cleared`: the no-progress rule no longer counts it. */
+  before_cleared?: true;
 }
 
 /** What the watchdog's rules need from the journal's history (DESIGN §6). */
@@ -174,29 +180,41 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
         break;
       case "hand_over": {
         const pid = num(e.pid);
+        const mine = open !== null && (pid === null || pid === open.pid) ? open : null;
         h.hand_over_since_last_start = {
           at: e.at,
           pid,
+          start_time: str(e.start_time) ?? mine?.start_time ?? null,
+          claimed_at: mine?.claimed_at ?? null,
           context_tokens: num(e.context_tokens),
           note: str(e.note) ?? "",
           progress: str(e.progress),
         };
-        if (open && (pid === null || pid === open.pid)) {
-          if (!saw.has(open)) {
-            open.first_progress = str(e.progress);
-            saw.add(open);
+        if (mine) {
+          if (!saw.has(mine)) {
+            mine.first_progress = str(e.progress);
+            saw.add(mine);
           }
-          open.hand_over_progress = str(e.progress);
+          mine.hand_over_progress = str(e.progress);
           end("hand_over", e.at);
         }
         break;
       }
-      case "released":
+      case "released": {
+        // The release that follows a hand-over names the start time an older hand-over lacks.
+        const hand = h.hand_over_since_last_start;
+        if (hand && hand.start_time === null && hand.pid !== null && num(e.pid) === hand.pid)
+          hand.start_time = str(e.start_time);
+        end(e.type, e.at);
+        break;
+      }
       case "claim_broken":
       case "finished":
         end(e.type, e.at);
         break;
       case "cleared":
+        // `resume` starts the no-progress count afresh: managers that already ended are done.
+        for (const m of h.managers) if (m.ended !== null) m.before_cleared = true;
         h.unplanned_starts = [];
         h.planned_next = "the first start after `sheepdog resume`";
         break;

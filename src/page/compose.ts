@@ -35,14 +35,13 @@ function clip(text: string, max: number): string {
 }
 
 /**
- * A `manager_stopped` is paged only when the watchdog stopped a stuck manager (rule 9): other
- * stops (a start that never claimed) are housekeeping.
+ * A `manager_stopped` is paged only when the watchdog stopped a stuck manager (rule 9,
+ * `decision: "restart_stuck"`) as an incident: a planned stop (a manager left running past a
+ * pause), a start that never claimed, a manager that handed over, or a stuck manager on the way
+ * to a stand-down (whose own page says it) is housekeeping.
  */
 export function isStuckStop(e: JournalEvent): boolean {
-  if (e.type !== "manager_stopped") return false;
-  if (e.decision === "restart_stuck" || e.rule === "restart_stuck") return true;
-  const reason = typeof e.reason === "string" ? e.reason : "";
-  return /restart_stuck|stuck|stale/i.test(reason);
+  return e.type === "manager_stopped" && e.decision === "restart_stuck" && e.planned !== true;
 }
 
 /** The kind of page an event calls for, or null. */

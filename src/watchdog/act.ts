@@ -74,7 +74,9 @@ export async function act(
       type: "manager_stopped",
       pid: claim.pid,
       start_time: claim.start_time,
-      reason: decision.reason,
+      reason: decision.stop_note?.reason ?? decision.reason,
+      ...(decision.stop_note ? { planned: true } : {}),
+      decision: decision.decision,
       evidence,
       outcome: stopped.outcome,
     });
@@ -111,6 +113,7 @@ export async function act(
         ...(start.pane !== undefined ? { pane: start.pane } : {}),
         ...(start.window !== undefined ? { window: start.window } : {}),
         reason: `started ${start.at} and never claimed`,
+        decision: decision.decision,
         evidence: null,
         outcome,
       });
@@ -138,6 +141,37 @@ export async function act(
         claimClear = !readClaim(stateDir).held;
       }
     }
+  }
+
+  if (decision.stop_handed_over) {
+    // A manager that handed over is told to stop; a session in a pane may stay up anyway.
+    const { pid, start_time, start } = decision.stop_handed_over;
+    const stopped = await stopProcess({ pid, start_time, machine_id: machineId() }, STOP_GRACE_MS);
+    const pane = start !== null && hasPane(start);
+    if (pane) {
+      const launcher = await launcherFor(start.launcher);
+      await launcher.close(program, launchedOf(start));
+    }
+    if (stopped.outcome !== "gone" || pane) {
+      journal({
+        type: "manager_stopped",
+        pid,
+        start_time,
+        ...(start?.pane !== undefined ? { pane: start.pane } : {}),
+        ...(start?.window !== undefined ? { window: start.window } : {}),
+        reason: "handed over; stopping it before its successor starts",
+        decision: decision.decision,
+        evidence: null,
+        outcome: stopped.outcome,
+      });
+      actions.push(
+        stopped.outcome === "gone"
+          ? `closed the ${start?.launcher} pane of pid ${pid}, which had handed over`
+          : `stopped pid ${pid}, which had handed over (${stopped.outcome})${pane ? ", and closed its pane" : ""}`,
+      );
+    }
+    if (stopped.outcome === "survived")
+      throw new Error(`pid ${pid} survived SIGKILL; not starting another manager`);
   }
 
   if (decision.stand_down) {

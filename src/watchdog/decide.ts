@@ -1,7 +1,7 @@
 import type { Policy } from "../config/load.js";
 import type { StartRecord } from "../journal/replay.js";
 import { formatDuration } from "../util/duration.js";
-import type { Facts } from "./facts.js";
+import type { Facts, Gap } from "./facts.js";
 
 export const DECISIONS = [
   "locked",
@@ -47,6 +47,16 @@ export interface Decision {
   stand_down?: { reason: string };
   /** Keep evidence and stop the live holder (restart_stuck, or a stuck manager before a stand-down). */
   stop_holder?: boolean;
+  /**
+   * The holder's stop is expected, not an incident: the first tick after a pause stops a
+   * manager that was told to save and stop for it and did not (journaled `planned`, not paged).
+   */
+  stop_note?: { reason: string; planned: true };
+  /**
+   * Rule 11: the manager that handed over, stopped if it is still alive (a session in a pane
+   * stays up after its hand-over), with the start that launched it (its pane) when known.
+   */
+  stop_handed_over?: { pid: number; start_time: string; start: StartRecord | null };
   /** Break the claim of a dead, reused, unreadable or just-stopped holder. */
   break_claim?: boolean;
   /** Rule 13: what a start that never claimed left running. */
@@ -60,20 +70,92 @@ export interface Decision {
 const fmt = formatDuration;
 const ms = (text: string | null | undefined): number => (text ? Date.parse(text) : Number.NaN);
 
+/** A span as epoch ms. */
+interface Span {
+  from: number;
+  to: number;
+}
+
 /**
- * The sleep/clock-gap credit (DESIGN §6): when the watchdog last ran more than two intervals
- * ago, the excess over one interval counts against no manager.
+ * The gaps that count (DESIGN §6): those earlier ticks recorded, plus the current one when the
+ * watchdog last ran more than two intervals ago. Sorted and made disjoint.
  */
-export function gapCredit(facts: Facts, policy: Pick<DecidePolicy, "interval">): number {
+function gapSpans(facts: Facts, interval: number): Span[] {
+  const spans: Span[] = [];
+  for (const g of facts.gaps ?? []) {
+    const from = ms(g.from);
+    const to = ms(g.to);
+    if (!Number.isNaN(from) && !Number.isNaN(to) && to > from) spans.push({ from, to });
+  }
   const last = ms(facts.last_tick_at);
-  if (Number.isNaN(last)) return 0;
-  const gap = ms(facts.now) - last;
-  return gap > 2 * policy.interval ? gap - policy.interval : 0;
+  const now = ms(facts.now);
+  if (!Number.isNaN(last) && now - last > 2 * interval) spans.push({ from: last, to: now });
+  spans.sort((a, b) => a.from - b.from);
+  let covered = Number.NEGATIVE_INFINITY;
+  const out: Span[] = [];
+  for (const s of spans) {
+    const from = Math.max(s.from, covered);
+    if (s.to > from) out.push({ from, to: s.to });
+    covered = Math.max(covered, s.to);
+  }
+  return out;
+}
+
+/**
+ * The sleep/clock-gap credit for an age measured from `since` (DESIGN §6): of every gap, the
+ * excess over one interval (`[from + interval, to]`) that lies between `since` and now counts
+ * against no manager. A gap stays credited on every later tick, not only the one that found it.
+ */
+export function gapCredit(
+  facts: Facts,
+  policy: Pick<DecidePolicy, "interval">,
+  since: number,
+): number {
+  const now = ms(facts.now);
+  let credit = 0;
+  for (const g of gapSpans(facts, policy.interval)) {
+    const lo = Math.max(g.from + policy.interval, since);
+    const hi = Math.min(g.to, now);
+    if (hi > lo) credit += hi - lo;
+  }
+  return credit;
+}
+
+/**
+ * The gaps this tick records in last-tick.json: those carried from the last one plus the
+ * current gap (now − the last tick > two intervals), pruned to those that can still matter
+ * (ended within four times the longer of stale_after and claim_grace; the newest 50).
+ */
+export function gapsToRecord(
+  lastTickAt: string | null,
+  gaps: readonly Gap[] | undefined,
+  now: number,
+  policy: Pick<DecidePolicy, "interval" | "staleAfter" | "claimGrace">,
+): Gap[] {
+  const out = [...(gaps ?? [])];
+  const last = ms(lastTickAt);
+  if (lastTickAt && !Number.isNaN(last) && now - last > 2 * policy.interval)
+    out.push({ from: lastTickAt, to: new Date(now).toISOString() });
+  const keep = 4 * Math.max(policy.staleAfter, policy.claimGrace);
+  return out.filter((g) => now - ms(g.to) <= keep).slice(-50);
+}
+
+/** Whether a heartbeat is the claim holder's own: its pid, and its start time when it has one. */
+export function isHoldersBeat(
+  beat: { pid: number; start_time?: string } | null,
+  claim: { pid: number; start_time: string },
+): boolean {
+  return (
+    beat !== null &&
+    beat.pid === claim.pid &&
+    (beat.start_time === undefined || beat.start_time === claim.start_time)
+  );
 }
 
 /**
  * Heartbeat age (DESIGN §6): now − the later of `claimed_at` and the heartbeat's `at` when the
- * heartbeat is the holder's own, less any gap credit. Null when no holder has a claim time.
+ * heartbeat is the holder's own, less the gap credit for that span. Null when no holder has a
+ * claim time.
  */
 export function heartbeatAge(
   facts: Facts,
@@ -84,11 +166,7 @@ export function heartbeatAge(
   let since = ms(claim.claimed_at);
   let saved = false;
   const beat = facts.heartbeat;
-  if (
-    beat &&
-    beat.pid === claim.pid &&
-    (beat.start_time === undefined || beat.start_time === claim.start_time)
-  ) {
+  if (beat && isHoldersBeat(beat, claim)) {
     const at = ms(beat.at);
     if (!Number.isNaN(at) && (Number.isNaN(since) || at >= since)) {
       since = at;
@@ -96,7 +174,7 @@ export function heartbeatAge(
     }
   }
   if (Number.isNaN(since)) since = Number.NEGATIVE_INFINITY;
-  const credit = gapCredit(facts, policy);
+  const credit = gapCredit(facts, policy, since);
   return { age: Math.max(0, ms(facts.now) - since - credit), credit, saved };
 }
 
@@ -113,7 +191,6 @@ function gapNote(credit: number): string {
 /** Rules 0–13 of DESIGN §6 plus the crash-loop guard, first match wins. Pure: no I/O, no clock. */
 export function decide(facts: Facts, policy: DecidePolicy): Decision {
   const now = ms(facts.now);
-  const credit = gapCredit(facts, policy);
 
   // 0. Another tick of this program is running.
   if (facts.tick_lock.held) {
@@ -198,13 +275,23 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
     if (recent.length < policy.crashLoopStarts) return null;
     return `crash loop: ${recent.length} unplanned start${recent.length === 1 ? "" : "s"} within ${fmt(policy.crashLoopWithin)} (the last ${fmt(now - ms(recent[recent.length - 1]))} ago); another would fail the same way`;
   };
+  // Where a command-launched manager's output went: what a person reads first after a loop.
+  const logHint =
+    facts.history.last_start?.launcher === "command"
+      ? "; the managers' output is in .sheepdog/manager.log"
+      : "";
+  /** A crash-loop stand-down: what failed last, the loop, and where to look. */
+  const loopDown = (cause: string, loop: string, sep = "; ") => ({
+    reason: `${cause}${sep}${loop}`,
+    stand_down: { reason: `${cause}${sep}${loop}${logHint}` },
+  });
   const startFor = (reason: string): Decision["start"] => ({
     reason: startReason(reason),
     planned: plannedWhy !== null,
   });
 
   if (claim.state === "alive") {
-    const hb = heartbeatAge(facts, policy) ?? { age: 0, credit, saved: false };
+    const hb = heartbeatAge(facts, policy) ?? { age: 0, credit: 0, saved: false };
     const what = hb.saved ? "last save" : "claimed without a save";
     // 7. Alive and fresh.
     if (hb.age < policy.staleAfter) {
@@ -247,19 +334,34 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
         ...base,
         decision: "stand_down",
         rule: 9,
-        reason: `pid ${claim.pid}: ${stale}; stopped, and ${loop}`,
-        stand_down: { reason: loop },
+        ...loopDown(`pid ${claim.pid} was stuck: ${stale}; stopped`, loop, ", and "),
         stop_holder: true,
         heartbeat_age_ms: hb.age,
         gap_credit_ms: hb.credit,
       };
     }
+    // A manager told at a pause to save and stop that did not: its stop is expected.
+    const paused = facts.paused;
+    const forPause =
+      unpause && paused
+        ? paused.window !== null || /limit|usage/i.test(paused.reason)
+          ? "the usage pause"
+          : "the pause"
+        : null;
     return {
       ...base,
       decision: "restart_stuck",
       rule: 9,
       reason: `pid ${claim.pid}: ${stale}${gapNote(hb.credit)}`,
       stop_holder: true,
+      ...(forPause
+        ? {
+            stop_note: {
+              reason: `stopped for ${forPause}; pid ${claim.pid}: ${stale}${gapNote(hb.credit)}`,
+              planned: true as const,
+            },
+          }
+        : {}),
       break_claim: true,
       start: startFor(`the previous manager (pid ${claim.pid}) was stuck: ${stale}`),
       heartbeat_age_ms: hb.age,
@@ -278,13 +380,7 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
     const loop = plannedWhy === null ? crashLoop() : null;
     if (loop) {
       // The dead holder's claim is left for the next start to break.
-      return {
-        ...base,
-        decision: "stand_down",
-        rule: 10,
-        reason: `${what}; ${loop}`,
-        stand_down: { reason: loop },
-      };
+      return { ...base, decision: "stand_down", rule: 10, ...loopDown(what, loop) };
     }
     return {
       ...base,
@@ -299,22 +395,41 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
   // 11. No claim, and a hand-over after the last start.
   const hand = facts.history.hand_over_since_last_start;
   if (hand) {
+    // The manager that handed over, if it is still running, is stopped before anything starts.
+    const start = facts.history.last_start;
+    const stop =
+      hand.pid !== null && hand.start_time !== null
+        ? {
+            stop_handed_over: {
+              pid: hand.pid,
+              start_time: hand.start_time,
+              start:
+                start && hand.claimed_at !== null && ms(start.at) <= ms(hand.claimed_at)
+                  ? start
+                  : null,
+            },
+          }
+        : {};
     const n = policy.noProgressHandOvers;
+    // Only managers whose claim ended after the last `resume` count.
     const last = facts.history.managers.slice(-n);
     const first = last[0]?.first_progress ?? null;
     if (
       last.length === n &&
       first !== null &&
-      last.every((m) => m.ended === "hand_over" && m.hand_over_progress === first)
+      last.every(
+        (m) => m.ended === "hand_over" && m.hand_over_progress === first && !m.before_cleared,
+      )
     ) {
       const reason = `no progress: the last ${n} managers each handed over with progress ${JSON.stringify(first)}, the same the first of them found at its first save`;
-      return { ...base, decision: "stand_down", rule: 11, reason, stand_down: { reason } };
+      return { ...base, ...stop, decision: "stand_down", rule: 11, reason, stand_down: { reason } };
     }
     const tokens = hand.context_tokens !== null ? ` at ${hand.context_tokens} tokens` : "";
     const note = hand.note ? `: ${hand.note}` : "";
     const reason = `the previous manager handed over${tokens}${note}`;
     return {
       ...base,
+      ...stop,
       decision: "start_after_hand_over",
       rule: 11,
       reason,
@@ -326,6 +441,7 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
   const lastStart = facts.history.last_start;
   const unclaimed = lastStart !== null && !facts.history.claimed_since_last_start;
   if (lastStart && unclaimed) {
+    const credit = gapCredit(facts, policy, ms(lastStart.at));
     const since = Math.max(0, now - ms(lastStart.at) - credit);
     if (since < policy.claimGrace) {
       const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
@@ -348,14 +464,7 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
   const leftover = unclaimed && lastStart ? { stop_leftover: lastStart } : {};
   const loop = plannedWhy === null ? crashLoop() : null;
   if (loop) {
-    return {
-      ...base,
-      ...leftover,
-      decision: "stand_down",
-      rule: 13,
-      reason: `${why}; ${loop}`,
-      stand_down: { reason: loop },
-    };
+    return { ...base, ...leftover, decision: "stand_down", rule: 13, ...loopDown(why, loop) };
   }
   return {
     ...base,

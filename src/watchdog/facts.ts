@@ -14,6 +14,11 @@ export interface Facts {
   tick_lock: { held: false } | { held: true; pid: number | null; at: string | null };
   /** When the watchdog last ran (last-tick.json `at`), for the sleep/clock-gap rule. */
   last_tick_at: string | null;
+  /**
+   * The sleep/clock gaps earlier ticks saw (last-tick.json `gaps`), oldest first, so a gap
+   * counts against no manager on every later tick too, not only the first after it.
+   */
+  gaps: Gap[];
   finished: { at: string; note: string | null } | null;
   stood_down: { at: string; reason: string } | null;
   paused: { at: string; until: string; reason: string; window: string | null } | null;
@@ -27,17 +32,30 @@ export interface Facts {
     refusal?: SeatRefusal | null;
   };
   claim: ClaimFacts;
+  /**
+   * heartbeat.json; or, when that is not the holder's (another process saved over it), the
+   * holder's own latest `saved`/`hand_over` in the journal (`source: "journal"`).
+   */
   heartbeat: {
     at: string;
     pid: number;
     start_time?: string;
     context_tokens: number | null;
+    source?: "journal";
   } | null;
   /** Read only when it matters (a live holder with a stale heartbeat); null otherwise. */
   merge_lock: MergeLockState | null;
   history: History;
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
+}
+
+/** A span in which the watchdog did not run for more than two intervals (ISO times). */
+export interface Gap {
+  /** The tick before the gap. */
+  from: string;
+  /** The tick that found it. */
+  to: string;
 }
 
 export type ClaimFacts =

@@ -8,8 +8,8 @@ import { history, replay } from "../journal/replay.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
-import { isStale } from "./decide.js";
-import type { ClaimFacts, Facts } from "./facts.js";
+import { isHoldersBeat, isStale } from "./decide.js";
+import type { ClaimFacts, Facts, Gap } from "./facts.js";
 import { seatWithRefusal } from "./refusal.js";
 import { readTickLock, type TickLockState } from "./tick-lock.js";
 
@@ -20,6 +20,8 @@ export interface LastTick {
   at: string;
   decision: string;
   reason: string;
+  /** The sleep/clock gaps that can still matter (DESIGN §6), oldest first. */
+  gaps?: Gap[];
   facts?: Facts;
 }
 
@@ -32,7 +34,43 @@ export function readLastTick(stateDir: string): LastTick | null {
   }
 }
 
+/** The well-formed gaps of a last-tick.json (a hand edit or an older version may have none). */
+export function gapsOf(last: LastTick | null): Gap[] {
+  if (!last || !Array.isArray(last.gaps)) return [];
+  return last.gaps.filter(
+    (g): g is Gap =>
+      g !== null && typeof g === "object" && typeof g.from === "string" && typeof g.to === "string",
+  );
+}
+
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/**
+ * The holder's own latest save (`saved` or `hand_over`) since it claimed, from the journal: what
+ * its heartbeat says when another process saved over heartbeat.json. An event's pid must be the
+ * holder's, and its start time too when it has one.
+ */
+function holdersLastSave(
+  events: readonly JournalEvent[],
+  claim: { pid: number; start_time: string; claimed_at: string },
+): Facts["heartbeat"] {
+  const since = Date.parse(claim.claimed_at);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as JournalEvent;
+    if (Date.parse(e.at) < since) break;
+    if (e.type !== "saved" && e.type !== "hand_over") continue;
+    if (e.pid !== claim.pid) continue;
+    if (typeof e.start_time === "string" && e.start_time !== claim.start_time) continue;
+    return {
+      at: e.at,
+      pid: claim.pid,
+      start_time: claim.start_time,
+      context_tokens: typeof e.context_tokens === "number" ? e.context_tokens : null,
+      source: "journal",
+    };
+  }
+  return null;
+}
 
 /**
  * Reads everything the rules need about one program; changes nothing. `lock` is the tick
@@ -75,6 +113,10 @@ export async function gather(
   const { limit, refusal } = settled
     ? { limit: seatLimit(seat, program.policy.pauseAtPercent, now), refusal: null }
     : seatWithRefusal(program, seat, claim, hist, now, opts.record === true);
+  const last = readLastTick(program.stateDir);
+  let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
+  if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))
+    heartbeat = holdersLastSave(events, claim) ?? heartbeat;
   const facts: Facts = {
     program: program.name,
     now: iso(now),
@@ -82,7 +124,8 @@ export async function gather(
       lock.held && lock.live
         ? { held: true, pid: lock.holder?.pid ?? null, at: lock.holder?.at ?? null }
         : { held: false },
-    last_tick_at: readLastTick(program.stateDir)?.at ?? null,
+    last_tick_at: last?.at ?? null,
+    gaps: gapsOf(last),
     finished: state.finished
       ? { at: state.finished.at, note: text(state.finished.note) || null }
       : null,
@@ -106,7 +149,7 @@ export async function gather(
       ...(refusal ? { refusal } : {}),
     },
     claim,
-    heartbeat: readHeartbeat(program.stateDir),
+    heartbeat,
     merge_lock: null,
     history: hist,
   };

@@ -3,9 +3,9 @@ import type { ProgramContext } from "../config/context.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
-import { type Decision, decide } from "./decide.js";
+import { type Decision, decide, gapsToRecord } from "./decide.js";
 import type { Facts } from "./facts.js";
-import { gather, LAST_TICK } from "./gather.js";
+import { gapsOf, gather, LAST_TICK, readLastTick } from "./gather.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
 /** One program's line of `tick --json`/`status --json`. */
@@ -23,6 +23,7 @@ function needsAct(d: Decision): boolean {
     d.unpause ||
       d.pause ||
       d.stop_holder ||
+      d.stop_handed_over ||
       d.stop_leftover ||
       d.break_claim ||
       d.stand_down ||
@@ -36,6 +37,8 @@ export function wouldDo(d: Decision): string[] {
   if (d.unpause) out.push("would journal unpaused");
   if (d.pause) out.push(`would pause until ${d.pause.until}`);
   if (d.stop_holder) out.push("would keep evidence and stop the holder");
+  if (d.stop_handed_over)
+    out.push(`would stop pid ${d.stop_handed_over.pid}, which handed over, if it still runs`);
   if (d.stop_leftover)
     out.push(
       `would stop the unclaimed start${d.stop_leftover.pid !== undefined ? ` pid ${d.stop_leftover.pid}` : ""}`,
@@ -108,6 +111,7 @@ export async function tickProgram(
         at: iso(now),
         decision: d.decision,
         reason: d.reason,
+        gaps: gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy),
         facts,
       });
     } finally {
@@ -119,10 +123,16 @@ export async function tickProgram(
     const message = (err as Error)?.message ?? String(err);
     const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
     try {
+      // The gaps are carried forward even by a failed tick: rewriting `at` must not lose them.
+      const last = facts ? null : readLastTick(program.stateDir);
+      const gaps = facts
+        ? gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy)
+        : gapsToRecord(last?.at ?? null, gapsOf(last), now, program.policy);
       writeJsonAtomic(join(program.stateDir, LAST_TICK), {
         at: iso(now),
         decision: "tick_failed",
         reason: message,
+        gaps,
         facts,
       });
     } catch {
