@@ -207,6 +207,31 @@ describe("doctor", () => {
     expect(herdr?.detail).toContain("sheepdog-demo");
   });
 
+  it("a unit installed with another SHEEPDOG_STATE_DIR than this shell's warns (the tick would miss the readings)", () => {
+    healthy();
+    // installed from this shell: same folder, no warning
+    expect(doctor().report.checks.find((c) => c.check === "timer")?.status).toBe("ok");
+    const installedWith = env.SHEEPDOG_STATE_DIR as string;
+    env = { ...env, SHEEPDOG_STATE_DIR: join(home, "other-state") };
+    const { code, report } = doctor();
+    const timer = report.checks.find((c) => c.check === "timer");
+    expect(timer?.status).toBe("warn");
+    expect(timer?.detail).toContain(`SHEEPDOG_STATE_DIR=${installedWith}`);
+    expect(timer?.detail).toContain(join(home, "other-state"));
+    expect(timer?.fix).toBe(
+      `reinstall it from this shell: sheepdog install systemd --program ${p.root}`,
+    );
+    expect(code).toBe(0);
+    // unset in this shell: the default differs from the installed folder too
+    env = { ...env, SHEEPDOG_STATE_DIR: "" };
+    const unset = doctor().report.checks.find((c) => c.check === "timer");
+    expect(unset?.status).toBe("warn");
+    expect(unset?.detail).toContain(`${join(home, ".local", "state", "sheepdog")} (the default)`);
+    // a unit without the variable (installed when it was unset) matches an unset shell
+    expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
+    expect(doctor().report.checks.find((c) => c.check === "timer")?.status).toBe("ok");
+  });
+
   it("a unit whose node or CLI no longer exists fails with the reinstall command", () => {
     healthy();
     const unit = join(home, ".config", "systemd", "user", "sheepdog-demo.service");

@@ -28,7 +28,7 @@ interface Agent {
   KeepAlive?: unknown;
   StandardOutPath: string;
   StandardErrorPath: string;
-  EnvironmentVariables: { PATH: string; SHEEPDOG_HOME?: string };
+  EnvironmentVariables: { PATH: string; SHEEPDOG_HOME?: string; SHEEPDOG_STATE_DIR?: string };
 }
 
 function which(tool: string): string | null {
@@ -81,6 +81,8 @@ describe("install launchd", () => {
     expect(agent.StandardErrorPath).toBe(join(logs, "dev.sheepdog.demo.err.log"));
     expect(statSync(logs).isDirectory()).toBe(true);
     expect(agent.EnvironmentVariables.SHEEPDOG_HOME).toBe(p.home);
+    // statuslines write usage readings there: the scheduled tick must read the same folder
+    expect(agent.EnvironmentVariables.SHEEPDOG_STATE_DIR).toBe(p.env.SHEEPDOG_STATE_DIR);
 
     // PATH: a literal list of absolute directories, no $PATH or ~, no duplicates
     const dirs = agent.EnvironmentVariables.PATH.split(":");
@@ -105,7 +107,7 @@ describe("install launchd", () => {
     // the types plistlib sees, not only the values
     expect(plistTypesWithPython(plist)).toEqual({
       AbandonProcessGroup: "bool",
-      EnvironmentVariables: "dict{PATH:str,SHEEPDOG_HOME:str}",
+      EnvironmentVariables: "dict{PATH:str,SHEEPDOG_HOME:str,SHEEPDOG_STATE_DIR:str}",
       Label: "str",
       ProcessType: "str",
       ProgramArguments: "list[str]",

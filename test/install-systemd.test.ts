@@ -83,11 +83,14 @@ describe("install systemd", () => {
       "--program",
       p.root,
     ]);
-    expect(one(svc, "Service", "TimeoutStartSec")).toEqual(["4min"]);
+    // longer than the tick's own 4-min deadline, so the tick fails (and pages) before systemd
+    expect(one(svc, "Service", "TimeoutStartSec")).toEqual(["5min"]);
     expect(one(svc, "Service", "KillMode")).toEqual(["process"]);
     expect(one(svc, "Service", "Restart")).toBeUndefined();
     const envLines = one(svc, "Service", "Environment") ?? [];
     expect(envLines).toContain(`SHEEPDOG_HOME=${p.home}`);
+    // statuslines write usage readings there: the scheduled tick must read the same folder
+    expect(envLines).toContain(`SHEEPDOG_STATE_DIR=${p.env.SHEEPDOG_STATE_DIR}`);
     const path = envLines.find((l) => l.startsWith("PATH="))?.slice(5) ?? "";
     const dirs = path.split(":");
     expect(path).not.toMatch(/[$~]/);
@@ -166,13 +169,35 @@ describe("install systemd", () => {
   it("--all installs sheepdog.service/.timer ticking every program", () => {
     const r = sheepdog(["install", "systemd", "--all"], { env });
     expect(r.code).toBe(0);
-    const exec = one(
-      parseUnit(readFileSync(join(unitDir, "sheepdog.service"), "utf8")),
-      "Service",
-      "ExecStart",
-    );
+    const svc = parseUnit(readFileSync(join(unitDir, "sheepdog.service"), "utf8"));
+    const exec = one(svc, "Service", "ExecStart");
     expect(splitWords(exec?.[0] ?? "").slice(2)).toEqual(["tick", "--all"]);
+    // each program pass has its own 4-min deadline: the whole run gets longer, never infinity
+    expect(one(svc, "Service", "TimeoutStartSec")).toEqual(["30min"]);
+    expect(one(svc, "Service", "Environment")).toContain(
+      `SHEEPDOG_STATE_DIR=${p.env.SHEEPDOG_STATE_DIR}`,
+    );
+    const v = verify([join(unitDir, "sheepdog.service"), join(unitDir, "sheepdog.timer")]);
+    expect(v.stderr).toBe("");
+    expect(v.status).toBe(0);
     expect(s.argvOf("systemctl")[1]).toEqual(["--user", "enable", "--now", "sheepdog.timer"]);
+  });
+
+  it("SHEEPDOG_STATE_DIR is written absolute when set (a relative or ~ one resolved), left out when unset", () => {
+    expect(
+      sheepdog(["install", "systemd", "--program", p.root], {
+        env: { ...env, SHEEPDOG_STATE_DIR: "~/sd state" },
+      }).code,
+    ).toBe(0);
+    const envOf = () => one(parseUnit(readFileSync(service, "utf8")), "Service", "Environment");
+    expect(envOf()).toContain(`"SHEEPDOG_STATE_DIR=${join(home, "sd state")}"`);
+    expect(verify([service, timer]).status).toBe(0);
+    expect(
+      sheepdog(["install", "systemd", "--program", p.root], {
+        env: { ...env, SHEEPDOG_STATE_DIR: "" },
+      }).code,
+    ).toBe(0);
+    expect((envOf() ?? []).some((l) => l.includes("SHEEPDOG_STATE_DIR"))).toBe(false);
   });
 
   it("a second install replaces the first: one copy, same content", () => {

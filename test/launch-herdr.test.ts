@@ -45,6 +45,7 @@ function calls(sub?: string) {
 
 function program(name = "alpha", herdr: Record<string, unknown> = {}) {
   return programWith(name, {
+    page: { ntfy: { topic: `${name}-pages`, token_env: "NTFY_TOKEN" } },
     manager: {
       launcher: "herdr",
       env: { CLAUDE_CONFIG_DIR: seat, RECORD_TO: record },
@@ -161,6 +162,29 @@ describe("herdr launcher", () => {
     expect(rec.env.SHEEPDOG_PROGRAM).toBe(ctx.root);
     expect(alive(rec.pid)).toBe(true);
     expect(promptArrived(seat, ctx.root, req.prompt, Date.now() - 60_000)).toBe(true);
+  });
+
+  it("never hands the page token to herdr or the agent", async () => {
+    process.env.NTFY_TOKEN = "tk_never_in_a_pane";
+    // herdr itself records the environment it was run with (it keeps it for every pane).
+    const seen = join(dir, "herdr-env.jsonl");
+    const wrapperDir = join(dir, "wrap");
+    spawnSync("mkdir", ["-p", wrapperDir]);
+    writeFileSync(
+      join(wrapperDir, "herdr"),
+      `#!/bin/sh\nprintf '%s\\n' "\${NTFY_TOKEN-unset}" >> ${JSON.stringify(seen)}\nexec ${JSON.stringify(join(TEST_BIN, "herdr"))} "$@"\n`,
+      { mode: 0o755 },
+    );
+    process.env.PATH = `${wrapperDir}:${process.env.PATH}`;
+    const ctx = program();
+    const launched = await startHerdr(requestFor(ctx), FAST);
+    expect(launched.agent).toBe("manager");
+    const rec = await waitFor("the agent's record", () => readRecord(record));
+    expect(rec.env.SHEEPDOG_PROGRAM).toBe(ctx.root);
+    expect(rec.env.NTFY_TOKEN).toBeUndefined();
+    const herdrSaw = readFileSync(seen, "utf8").trim().split("\n");
+    expect(herdrSaw.length).toBeGreaterThan(3);
+    expect(new Set(herdrSaw)).toEqual(new Set(["unset"]));
   });
 
   it("reuses the workspace when present and gives a taken agent name a suffix", async () => {

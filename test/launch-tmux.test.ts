@@ -40,6 +40,7 @@ function windowsOf(session: string): string[] {
 function program(name: string, extra: Record<string, unknown> = {}, record = "") {
   const out = record || join(tempDir(), "record.json");
   const ctx = programWith(name, {
+    page: { ntfy: { topic: `${name}-pages`, token_env: "NTFY_TOKEN" } },
     manager: {
       launcher: "tmux",
       env: { RECORD_TO: out, EXTRA_VAR: "x y 'z' \"w\" $HOME" },
@@ -183,6 +184,40 @@ describe("tmux launcher", () => {
     const rec = await waitFor("the manager's record", () => readRecord(out));
     expect(rec.argv).toEqual([]);
     expect(rec.pid).toBe(launched.pid);
+  });
+
+  it("never hands the page token to tmux or the manager (a new server, and one started with it)", async () => {
+    const saved = process.env.SHEEPDOG_TMUX_SOCKET;
+    const socket = `${SOCKET}-token`;
+    process.env.NTFY_TOKEN = "tk_never_in_a_pane";
+    process.env.SHEEPDOG_TMUX_SOCKET = socket;
+    const own = (...args: string[]) =>
+      spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+    try {
+      // A server the launcher starts itself, while the token is in this process's environment.
+      const a = program("eta");
+      started.push(await launcher.start(requestFor(a.ctx)));
+      const recA = await waitFor("the manager's record", () => readRecord(a.out));
+      expect(recA.env.SHEEPDOG_PROGRAM).toBe(a.ctx.root);
+      expect(recA.env.NTFY_TOKEN).toBeUndefined();
+      expect(own("show-environment", "-g").stdout).not.toContain("tk_never_in_a_pane");
+      own("kill-server");
+      // A server someone started with the token set: the session still keeps it from the pane.
+      expect(
+        spawnSync("tmux", ["-L", socket, "new-session", "-d", "-s", "theta"], {
+          env: process.env,
+        }).status,
+      ).toBe(0);
+      expect(own("show-environment", "-g", "NTFY_TOKEN").stdout).toContain("tk_never_in_a_pane");
+      const b = program("theta");
+      started.push(await launcher.start(requestFor(b.ctx)));
+      const recB = await waitFor("the manager's record", () => readRecord(b.out));
+      expect(recB.env.NTFY_TOKEN).toBeUndefined();
+    } finally {
+      own("kill-server");
+      delete process.env.NTFY_TOKEN;
+      process.env.SHEEPDOG_TMUX_SOCKET = saved;
+    }
   });
 
   it("refuses a session name tmux would rewrite", async () => {

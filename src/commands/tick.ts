@@ -1,31 +1,99 @@
+import { renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { openProgramAt, selectRoots } from "../config/context.js";
+import { TICK_DEADLINE_MS } from "../config/load.js";
 import { EXIT, SheepdogError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { identityOf } from "../process/identity.js";
 import { parseCommandArgs } from "../util/args.js";
 import { iso } from "../util/time.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
 import * as tick from "../watchdog/tick.js";
+import { readTickLock, TICK_LOCK } from "../watchdog/tick-lock.js";
 
-/** Every tick enforces its own deadline: launchd has none, and a hung tick must not be silent. */
-function armDeadline(ms: number): void {
-  setTimeout(() => {
-    const program = tick.current;
-    const message = `the tick passed its deadline (${Math.round(ms / 1000)}s)`;
-    process.stderr.write(`sheepdog tick: ${message}\n`);
-    const exit = () => process.exit(EXIT.failed);
-    if (!program) return exit();
-    let failed: JournalEvent;
-    try {
-      failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
-    } catch {
-      return exit(); // nothing more can be done; the exit code still says it
-    }
-    // Try to page, but never wait long: this tick is already late.
-    const paging = import("../page/hooks.js").then(({ afterEvents }) =>
-      afterEvents(program, [failed], { tick: true }),
+/** Signals that end a tick from outside: systemd's TimeoutStartSec, launchd, a person. */
+const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+const SIGNAL_WHO: Record<(typeof SIGNALS)[number], string> = {
+  SIGTERM: "a scheduler's timeout or unload, or a person",
+  SIGINT: "interrupted",
+  SIGHUP: "its terminal went away",
+};
+
+/** Set once the tick is failing (deadline or signal): no further program pass starts. */
+let failing = false;
+
+/**
+ * Ends a tick that cannot finish: says why on stderr, journals `tick_failed` for the program in
+ * progress, releases its tick lock when asked (a signal: this process is about to go, so a
+ * later tick must not find it `locked`), tries the pages hook for at most 5 s, and exits 1.
+ * An unsupervised program must never be silent (DESIGN §6).
+ */
+function failTick(message: string, opts: { releaseLock: boolean }): void {
+  const exit: () => never = () => process.exit(EXIT.failed);
+  if (failing) exit(); // a second signal while failing: go now
+  failing = true;
+  process.stderr.write(`sheepdog tick: ${message}\n`);
+  const program = tick.current;
+  if (!program) exit();
+  let failed: JournalEvent;
+  try {
+    failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
+  } catch {
+    if (opts.releaseLock) releaseOwnTickLock(program.stateDir);
+    exit(); // nothing more can be done; the exit code still says it
+  }
+  // Try to page, but never wait long: this tick is already late or being stopped.
+  const paging = import("../page/hooks.js").then(({ afterEvents }) =>
+    afterEvents(program, [failed], { tick: true }),
+  );
+  Promise.race([paging, new Promise((r) => setTimeout(r, 5000))])
+    .catch(() => {})
+    .finally(() => {
+      // Released last: until this process exits its half-done act still runs, under the lock.
+      if (opts.releaseLock) releaseOwnTickLock(program.stateDir);
+      exit();
+    });
+}
+
+/** Removes `tick.lock/` only when this very process (pid and start time) holds it. */
+function releaseOwnTickLock(stateDir: string): void {
+  try {
+    const me = identityOf(process.pid);
+    const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
+    if (!me || !seen.held || !seen.holder) return;
+    if (seen.holder.pid !== me.pid || seen.holder.start_time !== me.start_time) return;
+    const aside = join(stateDir, `.tick.lock.removed.${process.pid}.${Date.now()}`);
+    renameSync(join(stateDir, TICK_LOCK), aside);
+    rmSync(aside, { recursive: true, force: true });
+  } catch {
+    // the next tick breaks a lock whose holder is gone
+  }
+}
+
+/**
+ * Every program pass enforces its own deadline (the tick lock's, 4 min): launchd has none, and
+ * a hung tick must not be silent. The lock is left for the next tick to break (its holder is
+ * gone by then), which journals that too.
+ */
+function armDeadline(ms: number): NodeJS.Timeout {
+  return setTimeout(
+    () =>
+      failTick(`the tick passed its deadline (${Math.round(ms / 1000)}s)`, { releaseLock: false }),
+    ms,
+  ).unref();
+}
+
+/**
+ * A tick killed from outside journals it, releases its lock, tries to page, and exits 1 (a
+ * second signal meanwhile: exits 1 at once).
+ */
+function handleSignals(): void {
+  for (const signal of SIGNALS)
+    process.on(signal, () =>
+      failTick(`killed by ${signal} before the tick finished (${SIGNAL_WHO[signal]})`, {
+        releaseLock: true,
+      }),
     );
-    Promise.race([paging, new Promise((r) => setTimeout(r, 5000))]).finally(exit);
-  }, ms).unref();
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -43,11 +111,14 @@ export async function run(argv: string[]): Promise<number> {
   const dryRun = values["dry-run"] === true;
   const roots = selectRoots(values.program, values.all);
   const startedAt = Date.now();
-  if (!dryRun) armDeadline(Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || 4 * 60_000);
+  const deadlineMs = Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
+  if (!dryRun) handleSignals();
 
   const reports: tick.ProgramReport[] = [];
   let code: number = EXIT.ok;
   for (const root of roots) {
+    if (failing) break; // a deadline or signal is ending this run: no further program starts
+    const deadline = dryRun ? null : armDeadline(deadlineMs);
     try {
       const program = openProgramAt(root, { create: !dryRun });
       reports.push(await tick.tickProgram(program, { dryRun }));
@@ -64,8 +135,11 @@ export async function run(argv: string[]): Promise<number> {
         facts: failed ? err.facts : null,
         actions: [],
       });
+    } finally {
+      if (deadline) clearTimeout(deadline);
     }
   }
+  if (failing) code = EXIT.failed; // failTick exits the process once it has paged
   if (values.json) process.stdout.write(jsonReport(iso(startedAt), reports));
   else if (reports.length > 0) process.stdout.write(`${tickLines(reports)}\n`);
   else process.stdout.write("no programs found\n");

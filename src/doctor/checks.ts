@@ -8,7 +8,13 @@ import {
   installedSystemd,
   type Scheduler,
 } from "../install/installed.js";
-import { homeDir, unitPath, which } from "../install/target.js";
+import {
+  defaultStateDir,
+  homeDir,
+  sheepdogStateDirEnv,
+  unitPath,
+  which,
+} from "../install/target.js";
 import { stateDirOf, stateDirProblem, stateFiles } from "../state/dir.js";
 import { seatOf } from "../usage/seat.js";
 import { formatDuration } from "../util/duration.js";
@@ -146,6 +152,20 @@ function timerCheck(program: Program, covering: Installed[], inert: Installed[])
         "fail",
         `${describe(i)} runs ${missing.join(" and ")}, which no longer exists`,
         `reinstall it: sheepdog install ${i.scheduler} ${i.target?.kind === "all" ? "--all" : `--program ${program.root}`}`,
+      );
+  }
+  // Statuslines write usage readings under $SHEEPDOG_STATE_DIR; a tick reading another folder
+  // never sees a limit.
+  const here = sheepdogStateDirEnv() ?? defaultStateDir();
+  for (const i of covering) {
+    const theirs = i.stateDir ?? defaultStateDir();
+    if (resolve(theirs) !== here)
+      return bad(
+        program.name,
+        "timer",
+        "warn",
+        `${describe(i)} runs with SHEEPDOG_STATE_DIR=${theirs}${i.stateDir ? "" : " (the default)"}, but this shell has ${here}${process.env.SHEEPDOG_STATE_DIR ? "" : " (the default)"}: the tick does not read the usage readings statuslines started from here write`,
+        `reinstall it from this shell: sheepdog install ${i.scheduler} ${i.target?.kind === "all" ? "--all" : `--program ${program.root}`}`,
       );
   }
   if (covering.length > 1)
@@ -334,8 +354,8 @@ function pagesCheck(program: Program): Check {
   }
   if (ntfy.token_env) {
     const here = Boolean(process.env[ntfy.token_env]?.trim());
-    // install writes only PATH and SHEEPDOG_HOME into the unit (a token never goes in a file
-    // others can read), so a scheduled tick cannot see this variable
+    // install writes only PATH, SHEEPDOG_HOME and SHEEPDOG_STATE_DIR into the unit (a token
+    // never goes in a file others can read), so a scheduled tick cannot see this variable
     return bad(
       program.name,
       "pages",

@@ -21,6 +21,7 @@ import {
   homeDir,
   sameTarget,
   sheepdogHomeEnv,
+  sheepdogStateDirEnv,
   type Target,
   tickArgs,
   unitPath,
@@ -81,6 +82,7 @@ export function installPlan(
   const node = process.execPath;
   const cli = cliPath();
   const sheepdogHome = sheepdogHomeEnv(env);
+  const stateDir = sheepdogStateDirEnv(env);
   // an earlier install for the same target under another name (the program was renamed)
   const stale = (name: string) =>
     installedOf(scheduler, home, env).filter(
@@ -101,6 +103,7 @@ export function installPlan(
       home,
       path: unitPath({ homebrew: true, env }),
       ...(sheepdogHome ? { sheepdogHome } : {}),
+      ...(stateDir ? { stateDir } : {}),
     });
     const steps: Step[] = [
       { op: "mkdir", path: launchAgentsDir(home) },
@@ -132,6 +135,7 @@ export function installPlan(
     onCalendar,
     path: unitPath({ homebrew: false, env }),
     ...(sheepdogHome ? { sheepdogHome } : {}),
+    ...(stateDir ? { stateDir } : {}),
   });
   const servicePath = join(dir, `${units.base}.service`);
   const timerPath = join(dir, `${units.base}.timer`);

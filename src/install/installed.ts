@@ -20,6 +20,8 @@ export interface Installed {
   args: string[];
   path: string | undefined;
   sheepdogHome: string | undefined;
+  /** `SHEEPDOG_STATE_DIR` it runs with; undefined means the default (under its HOME). */
+  stateDir: string | undefined;
 }
 
 function listDir(dir: string): string[] {
@@ -58,6 +60,7 @@ export function installedLaunchd(home: string): Installed[] {
       args: agent.args,
       path: agent.path,
       sheepdogHome: agent.sheepdogHome,
+      stateDir: agent.stateDir,
     });
   }
   return found;
@@ -86,6 +89,7 @@ export function installedSystemd(home: string, env = process.env): Installed[] {
       args: service?.args ?? [],
       path: service?.path,
       sheepdogHome: service?.sheepdogHome,
+      stateDir: service?.stateDir,
     });
   }
   return found;

@@ -20,7 +20,7 @@ export interface LaunchAgent {
   AbandonProcessGroup: true;
   StandardOutPath: string;
   StandardErrorPath: string;
-  EnvironmentVariables: { PATH: string; SHEEPDOG_HOME?: string };
+  EnvironmentVariables: { PATH: string; SHEEPDOG_HOME?: string; SHEEPDOG_STATE_DIR?: string };
 }
 
 export function labelOf(target: Target): string {
@@ -43,12 +43,14 @@ export function buildLaunchAgent(opts: {
   home: string;
   path: string;
   sheepdogHome?: string;
+  stateDir?: string;
 }): LaunchAgent {
   const label = labelOf(opts.target);
   const logs = launchdLogDir(opts.home);
   const calendar = launchdCalendar(opts.schedule);
   const env: LaunchAgent["EnvironmentVariables"] = { PATH: opts.path };
   if (opts.sheepdogHome) env.SHEEPDOG_HOME = opts.sheepdogHome;
+  if (opts.stateDir) env.SHEEPDOG_STATE_DIR = opts.stateDir;
   return {
     Label: label,
     ProgramArguments: [opts.node, opts.cli, ...tickArgs(opts.target)],
@@ -95,6 +97,7 @@ export interface InstalledAgent {
   args: string[];
   path: string | undefined;
   sheepdogHome: string | undefined;
+  stateDir: string | undefined;
 }
 
 /** Reads a plist if sheepdog wrote it (marker + a `Label` of ours); null otherwise. */
@@ -125,5 +128,6 @@ export function readOurPlist(text: string): InstalledAgent | null {
     args,
     path: typeof env.PATH === "string" ? env.PATH : undefined,
     sheepdogHome: typeof env.SHEEPDOG_HOME === "string" ? env.SHEEPDOG_HOME : undefined,
+    stateDir: typeof env.SHEEPDOG_STATE_DIR === "string" ? env.SHEEPDOG_STATE_DIR : undefined,
   };
 }

@@ -36,8 +36,24 @@ export function userUnitDir(home: string, env = process.env): string {
   return join(xdg?.startsWith("/") ? xdg : join(home, ".config"), "systemd", "user");
 }
 
-/** A hung tick must not hold the timer forever; matches the tick lock's deadline (4 min). */
-export const TICK_TIMEOUT = "4min";
+/**
+ * A hung tick must not hold the timer forever, but the tick's own deadline (4 min, the tick
+ * lock's) must fire first: that path journals `tick_failed` and pages, while systemd's
+ * timeout only sends SIGTERM (which the tick also journals, but later than it could have).
+ * So: one program's deadline plus a minute.
+ */
+export const TICK_TIMEOUT = "5min";
+
+/**
+ * `tick --all` runs its programs one after another, each pass with its own 4-min deadline
+ * (a herdr start alone can take ~165 s), so one program's timeout would cut a healthy run of
+ * several slow starts short. Not `infinity`: a hung run must not block every later tick (a
+ * oneshot that is still running swallows the timer's next activations). 30 min covers seven
+ * programs that each use their whole deadline, and is still only six missed 5-min slots when
+ * something hangs for good; then SIGTERM reaches the tick, which journals `tick_failed` for
+ * the program in progress, releases its lock and pages.
+ */
+export const TICK_TIMEOUT_ALL = "30min";
 
 export function buildUnits(opts: {
   target: Target;
@@ -46,12 +62,14 @@ export function buildUnits(opts: {
   onCalendar: string;
   path: string;
   sheepdogHome?: string;
+  stateDir?: string;
 }): { service: ServiceUnit; timer: TimerUnit; base: string } {
   const base = unitBaseOf(opts.target);
   const what =
     opts.target.kind === "all" ? "every sheepdog program" : `sheepdog program ${opts.target.name}`;
   const env: Record<string, string> = { PATH: opts.path };
   if (opts.sheepdogHome) env.SHEEPDOG_HOME = opts.sheepdogHome;
+  if (opts.stateDir) env.SHEEPDOG_STATE_DIR = opts.stateDir;
   return {
     base,
     service: {
@@ -60,7 +78,7 @@ export function buildUnits(opts: {
         Type: "oneshot",
         ExecStart: [opts.node, opts.cli, ...tickArgs(opts.target)],
         Environment: env,
-        TimeoutStartSec: TICK_TIMEOUT,
+        TimeoutStartSec: opts.target.kind === "all" ? TICK_TIMEOUT_ALL : TICK_TIMEOUT,
         KillMode: "process",
       },
     },
@@ -187,6 +205,7 @@ export interface InstalledService {
   args: string[];
   path: string | undefined;
   sheepdogHome: string | undefined;
+  stateDir: string | undefined;
 }
 
 export function isOurUnit(text: string): boolean {
@@ -207,5 +226,10 @@ export function readOurService(text: string): InstalledService | null {
       if (eq > 0) env[assignment.slice(0, eq)] = assignment.slice(eq + 1);
     }
   }
-  return { args: splitWords(exec), path: env.PATH, sheepdogHome: env.SHEEPDOG_HOME };
+  return {
+    args: splitWords(exec),
+    path: env.PATH,
+    sheepdogHome: env.SHEEPDOG_HOME,
+    stateDir: env.SHEEPDOG_STATE_DIR,
+  };
 }

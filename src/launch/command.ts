@@ -3,7 +3,7 @@ import { closeSync, fchmodSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
-import { managerEnv } from "./env.js";
+import { launchEnv, managerEnv } from "./env.js";
 import { fillPlaceholders, type Launched, type Launcher } from "./types.js";
 
 export const MANAGER_LOG = "manager.log";
@@ -11,7 +11,8 @@ export const MANAGER_LOG = "manager.log";
 /**
  * The `command` launcher (DESIGN §7): the configured argv, placeholders filled, spawned
  * without a shell in its own session (setsid), cwd = the program root, output appended to
- * manager.log. The child is unref'd so it outlives the tick that started it.
+ * manager.log, in this process's environment without the page token plus managerEnv. The
+ * child is unref'd so it outlives the tick that started it.
  */
 export const launcher: Launcher = {
   async start({ program, reason, prompt }): Promise<Launched> {
@@ -33,7 +34,7 @@ export const launcher: Launcher = {
         cwd: program.root,
         detached: true, // setsid: its own session, untouched by the tick's end
         stdio: ["ignore", log, log],
-        env: { ...process.env, ...managerEnv(program) },
+        env: { ...launchEnv(program), ...managerEnv(program) }, // never the page token
       });
       await new Promise<void>((resolve, reject) => {
         child.once("spawn", resolve);

@@ -1,9 +1,42 @@
 import type { ProgramContext } from "../config/context.js";
 
 /**
+ * The variables that must never reach a manager: the one named by `page.ntfy.token_env` holds
+ * the ntfy access token (DESIGN §8: never in a log), and an agent may echo its environment
+ * into its transcript or manager.log.
+ */
+export function secretVars(program: ProgramContext): string[] {
+  const name = program.config.page?.ntfy?.token_env;
+  return name ? [name] : [];
+}
+
+function without<T extends Record<string, string | undefined>>(env: T, names: string[]): T {
+  if (!names.some((n) => n in env)) return env;
+  const out = { ...env };
+  for (const n of names) delete out[n];
+  return out;
+}
+
+/**
  * What a launcher adds to the manager's environment: `manager.env` from program.json and
- * `SHEEPDOG_PROGRAM=<root>`, so the manager's own sheepdog calls find their program.
+ * `SHEEPDOG_PROGRAM=<root>`, so the manager's own sheepdog calls find their program. The page
+ * token variable is left out even when `manager.env` names it.
  */
 export function managerEnv(program: ProgramContext): Record<string, string> {
-  return { ...program.config.manager.env, SHEEPDOG_PROGRAM: program.root };
+  return without(
+    { ...program.config.manager.env, SHEEPDOG_PROGRAM: program.root },
+    secretVars(program),
+  );
+}
+
+/**
+ * The environment a launcher runs anything in (the manager itself, tmux, herdr): this
+ * process's, without the page token variable. A tmux or Herdr server keeps the environment
+ * of the client that started it and hands it to every pane, so it must never see the token.
+ */
+export function launchEnv(
+  program: ProgramContext,
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  return without(base, secretVars(program));
 }

@@ -63,12 +63,15 @@ export interface HerdrCall {
   args: string[];
   /** The `--timeout` the command waits with, if any; the process gets a margin on top. */
   waitMs?: number;
+  /** herdr's environment (default this process's); launchers pass it without the page token. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Runs herdr and returns its stdout (for commands that print text, like `agent read`). */
 export async function herdrText(call: HerdrCall): Promise<string> {
   const r = await runTool("herdr", call.args, {
     timeoutMs: call.waitMs !== undefined ? call.waitMs + MARGIN_MS : QUICK_MS,
+    ...(call.env ? { env: call.env } : {}),
   });
   checkExit(call.command, r);
   return r.stdout;

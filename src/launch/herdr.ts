@@ -5,7 +5,7 @@ import { RuntimeFailure } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
-import { managerEnv } from "./env.js";
+import { launchEnv, managerEnv } from "./env.js";
 import { projectDirOf, waitForArrival } from "./herdr-arrival.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { results } from "./herdr-schema.js";
@@ -59,9 +59,13 @@ function settingsOf(program: ProgramContext) {
   };
 }
 
-async function findOrCreateWorkspace(label: string, root: string): Promise<string> {
+async function findOrCreateWorkspace(
+  label: string,
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   const list = await herdrJson(
-    { command: "herdr workspace list", args: ["workspace", "list"] },
+    { command: "herdr workspace list", args: ["workspace", "list"], env },
     results.workspaceList,
   );
   const found = list.workspaces.find((w) => w.label === label);
@@ -70,26 +74,28 @@ async function findOrCreateWorkspace(label: string, root: string): Promise<strin
     {
       command: `herdr workspace create --label ${label}`,
       args: ["workspace", "create", "--cwd", root, "--label", label, "--no-focus"],
+      env,
     },
     results.workspaceCreated,
   );
   return made.workspace.workspace_id;
 }
 
-async function closePane(pane: string): Promise<void> {
+async function closePane(pane: string, env: NodeJS.ProcessEnv): Promise<void> {
   try {
-    await herdrText({ command: `herdr pane close ${pane}`, args: ["pane", "close", pane] });
+    await herdrText({ command: `herdr pane close ${pane}`, args: ["pane", "close", pane], env });
   } catch (err) {
     if (err instanceof HerdrError && /not_found/.test(err.code)) return;
     throw err;
   }
 }
 
-async function screenTail(name: string, lines: number): Promise<string> {
+async function screenTail(name: string, lines: number, env: NodeJS.ProcessEnv): Promise<string> {
   try {
     const text = await herdrText({
       command: `herdr agent read ${name}`,
       args: ["agent", "read", name, "--source", "recent", "--lines", String(lines)],
+      env,
     });
     const tail = text.trimEnd().split("\n").slice(-lines).join("\n");
     return tail ? `\nlast screen:\n${tail}` : "";
@@ -106,6 +112,7 @@ async function promptUntilArrived(
   root: string,
   sinceMs: number,
   t: HerdrTiming,
+  env: NodeJS.ProcessEnv,
 ): Promise<void> {
   const notes: string[] = [];
   for (let attempt = 1; attempt <= t.tries; attempt++) {
@@ -125,6 +132,7 @@ async function promptUntilArrived(
             String(t.promptMs),
           ],
           waitMs: t.promptMs,
+          env,
         },
         results.agentPrompted,
       );
@@ -150,8 +158,10 @@ export async function startHerdr(
   const root = program.root;
   const s = settingsOf(program);
   const sinceMs = Date.now();
+  // Herdr's server hands its environment to every pane: never the page token.
+  const env = launchEnv(program);
 
-  const workspace = await findOrCreateWorkspace(s.workspace, root);
+  const workspace = await findOrCreateWorkspace(s.workspace, root, env);
   const envArgs = Object.entries(managerEnv(program)).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
   const tab = await herdrJson(
     {
@@ -168,6 +178,7 @@ export async function startHerdr(
         ...envArgs,
         "--no-focus",
       ],
+      env,
     },
     results.tabCreated,
   );
@@ -178,7 +189,7 @@ export async function startHerdr(
   let name = s.agent;
   try {
     const live = await herdrJson(
-      { command: "herdr agent list", args: ["agent", "list"] },
+      { command: "herdr agent list", args: ["agent", "list"], env },
       results.agentList,
     );
     name = freeAgentName(s.agent, new Set(live.agents.flatMap((a) => (a.name ? [a.name] : []))));
@@ -200,10 +211,11 @@ export async function startHerdr(
           ...(args.length > 0 ? ["--", ...args] : []),
         ],
         waitMs: timing.startMs,
+        env,
       },
       results.agentStarted,
     );
-    await promptUntilArrived(name, req.prompt, seatOf(program.config), root, sinceMs, timing);
+    await promptUntilArrived(name, req.prompt, seatOf(program.config), root, sinceMs, timing, env);
     const pid = started.agent.pid ?? undefined;
     const identity = pid !== undefined ? identityOf(pid) : null;
     return {
@@ -214,8 +226,8 @@ export async function startHerdr(
       ...(pid !== undefined && identity ? { pid, start_time: identity.start_time } : {}),
     };
   } catch (err) {
-    const screen = err instanceof RuntimeFailure ? await screenTail(name, 8) : "";
-    await closePane(pane).catch(() => {});
+    const screen = err instanceof RuntimeFailure ? await screenTail(name, 8, env) : "";
+    await closePane(pane, env).catch(() => {});
     if (err instanceof RuntimeFailure && screen)
       throw new RuntimeFailure(`${err.message} (pane ${pane} closed)${screen}`);
     throw err;
@@ -226,12 +238,12 @@ export async function startHerdr(
  * Whether the recorded pane is still the one this start made (Herdr may have restarted and
  * handed the id to another pane): it must be in the recorded tab.
  */
-async function ownPane(launched: Launched): Promise<string | null> {
+async function ownPane(launched: Launched, env: NodeJS.ProcessEnv): Promise<string | null> {
   const pane = launched.pane;
   if (!pane) return null;
   try {
     const info = await herdrJson(
-      { command: `herdr pane get ${pane}`, args: ["pane", "get", pane] },
+      { command: `herdr pane get ${pane}`, args: ["pane", "get", pane], env },
       results.paneInfo,
     );
     if (launched.window !== undefined && info.pane.tab_id !== launched.window) return null;
@@ -242,17 +254,20 @@ async function ownPane(launched: Launched): Promise<string | null> {
   }
 }
 
-async function close(_program: ProgramContext, launched: Launched): Promise<void> {
-  const pane = await ownPane(launched);
-  if (pane) await closePane(pane);
+async function close(program: ProgramContext, launched: Launched): Promise<void> {
+  const env = launchEnv(program);
+  const pane = await ownPane(launched, env);
+  if (pane) await closePane(pane, env);
 }
 
-async function screen(_program: ProgramContext, launched: Launched): Promise<string | null> {
-  if (!launched.agent || !(await ownPane(launched))) return null;
+async function screen(program: ProgramContext, launched: Launched): Promise<string | null> {
+  const env = launchEnv(program);
+  if (!launched.agent || !(await ownPane(launched, env))) return null;
   try {
     return await herdrText({
       command: `herdr agent read ${launched.agent}`,
       args: ["agent", "read", launched.agent, "--source", "recent", "--lines", "60"],
+      env,
     });
   } catch (err) {
     if (err instanceof HerdrError) return null;

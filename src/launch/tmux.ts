@@ -3,7 +3,7 @@ import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
-import { managerEnv } from "./env.js";
+import { launchEnv, managerEnv, secretVars } from "./env.js";
 import { fillPlaceholders, type Launched, type Launcher, type LaunchRequest } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
@@ -54,26 +54,40 @@ export function commandOf(req: LaunchRequest): string[] {
   return filled.length === 1 ? ["env", "--", ...filled] : filled;
 }
 
-async function ensureSession(session: string, root: string): Promise<void> {
-  const has = await tmux(["has-session", "-t", `=${session}`]);
-  if (has.code === 0) return;
+/**
+ * Makes the session if absent. tmux is run without the page token in its environment (a
+ * server it starts keeps that environment for every pane), and the session is told to remove
+ * the token variable from every process it starts, for a server that was started elsewhere
+ * with it set.
+ */
+async function ensureSession(program: ProgramContext, session: string): Promise<void> {
+  const env = launchEnv(program);
+  const has = await tmux(["has-session", "-t", `=${session}`], env);
   if (has.spawnError || has.timedOut) throw failure("has-session", has);
-  const made = await tmux(["new-session", "-d", "-s", session, "-c", root]);
-  if (made.code === 0) return;
-  // Another start may have made it meanwhile: that is as good.
-  const again = await tmux(["has-session", "-t", `=${session}`]);
-  if (again.code !== 0) throw failure(`new-session -s ${session}`, made);
+  if (has.code !== 0) {
+    const made = await tmux(["new-session", "-d", "-s", session, "-c", program.root], env);
+    if (made.code !== 0) {
+      // Another start may have made it meanwhile: that is as good.
+      const again = await tmux(["has-session", "-t", `=${session}`], env);
+      if (again.code !== 0) throw failure(`new-session -s ${session}`, made);
+    }
+  }
+  for (const name of secretVars(program)) {
+    const r = await tmux(["set-environment", "-t", `=${session}`, "-r", name], env);
+    if (r.code !== 0) throw failure(`set-environment -t ${session} -r ${name}`, r);
+  }
 }
 
 async function start(req: LaunchRequest): Promise<Launched> {
   const { program } = req;
   const session = sessionOf(program);
   const argv = commandOf(req);
-  await ensureSession(session, program.root);
+  await ensureSession(program, session);
   const env = managerEnv(program);
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   // tmux gives a new window the PATH of the client that asked for it, whatever `-e` says.
-  const clientEnv = env.PATH !== undefined ? { ...process.env, PATH: env.PATH } : undefined;
+  const base = launchEnv(program);
+  const clientEnv = env.PATH !== undefined ? { ...base, PATH: env.PATH } : base;
   const r = await tmux(
     [
       "new-window",

@@ -1,4 +1,4 @@
-import { readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { lazyChildProcess, lazyCrypto } from "../util/lazy.js";
 
 /** Runs a macOS tool and returns its output as text (Linux reads /proc instead). */
@@ -20,6 +20,8 @@ export interface ProcessIdentity {
 export interface ProcessInfo {
   pid: number;
   ppid: number;
+  /** Process group id: equal to `pid` when the process leads its own group (setsid/setpgid). */
+  pgid: number;
   /** One-letter state: R, S, D, T, Z, X… */
   state: string;
   /** Exact, opaque, compared as a string. */
@@ -85,9 +87,11 @@ function linuxInfo(pid: number): ProcessInfo | null {
   const close = stat.lastIndexOf(")");
   const comm = stat.slice(stat.indexOf("(") + 1, close);
   const fields = stat.slice(close + 2).split(" ");
-  // fields[0] is field 3 (state); field 22 (starttime, clock ticks since boot) is fields[19].
+  // fields[0] is field 3 (state), fields[2] field 5 (pgrp); field 22 (starttime, clock ticks
+  // since boot) is fields[19].
   const state = fields[0] ?? "?";
   const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
   const ticks = fields[19] ?? "";
   let argv: string[] = [];
   try {
@@ -95,13 +99,13 @@ function linuxInfo(pid: number): ProcessInfo | null {
   } catch {
     // a zombie has no command line
   }
-  return { pid, ppid, state, startTime: `linux:${bootId()}:${ticks}`, comm, argv };
+  return { pid, ppid, pgid, state, startTime: `linux:${bootId()}:${ticks}`, comm, argv };
 }
 
 function macInfo(pid: number): ProcessInfo | null {
   let out: string;
   try {
-    out = execFileSync("ps", ["-o", "ppid=,stat=,lstart=,comm=", "-p", String(pid)], {
+    out = execFileSync("ps", ["-o", "ppid=,pgid=,stat=,lstart=,comm=", "-p", String(pid)], {
       encoding: "utf8",
       env: { ...process.env, LC_ALL: "C", TZ: "UTC" },
       stdio: ["ignore", "pipe", "ignore"],
@@ -109,10 +113,12 @@ function macInfo(pid: number): ProcessInfo | null {
   } catch {
     return null;
   }
-  // ` 1234 Ss   Tue Nov 14 09:01:02 2026     /usr/bin/claude`
-  const m = /^\s*(\d+)\s+(\S+)\s+(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\s+(.*)$/.exec(out.trimEnd());
+  // ` 1234  1234 Ss   Tue Nov 14 09:01:02 2026     /usr/bin/claude`
+  const m = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\s+(.*)$/.exec(
+    out.trimEnd(),
+  );
   if (!m) return null;
-  const [, ppid, stat, lstart, comm] = m as unknown as string[];
+  const [, ppid, pgid, stat, lstart, comm] = m as unknown as string[];
   let argv: string[] = [];
   try {
     argv = execFileSync("ps", ["-o", "command=", "-p", String(pid)], { encoding: "utf8" })
@@ -124,6 +130,7 @@ function macInfo(pid: number): ProcessInfo | null {
   return {
     pid,
     ppid: Number(ppid),
+    pgid: Number(pgid),
     state: (stat as string).charAt(0),
     startTime: `darwin:${bootId()}:${(lstart as string).replace(/\s+/g, " ")}`,
     comm: (comm as string).split("/").pop() ?? "",
@@ -160,6 +167,53 @@ export function livenessOf(id: { pid: number; start_time: string; machine_id: st
   const info = processInfo(id.pid);
   if (!info || isZombie(info)) return "dead";
   return info.startTime === id.start_time ? "alive" : "reused";
+}
+
+/**
+ * The pids of the live (not zombie) members of process group `pgid`, leader included. Used
+ * only after the leader was verified by start time: while a group has members its id cannot
+ * be reused (POSIX), so these are the members of the very group that was verified.
+ */
+export function groupMembers(pgid: number): number[] {
+  if (!Number.isInteger(pgid) || pgid <= 1) return [];
+  if (isMac) {
+    let out: string;
+    try {
+      out = execFileSync("ps", ["-A", "-o", "pid=,pgid=,stat="], {
+        encoding: "utf8",
+        env: { ...process.env, LC_ALL: "C" },
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+    } catch {
+      return [];
+    }
+    const members: number[] = [];
+    for (const line of out.split("\n")) {
+      const m = /^\s*(\d+)\s+(\d+)\s+(\S)/.exec(line);
+      if (m && Number(m[2]) === pgid && m[3] !== "Z") members.push(Number(m[1]));
+    }
+    return members;
+  }
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const members: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const state = fields[0] ?? "?";
+    if (Number(fields[2]) === pgid && state !== "Z" && state !== "X") members.push(Number(name));
+  }
+  return members;
 }
 
 /** The working directory of a live process, when this OS lets us see it. */

@@ -1,0 +1,163 @@
+// A tick stopped from outside (systemd's TimeoutStartSec, launchd unload, a person) is not silent:
+// it journals tick_failed naming the signal, releases its tick lock, pages, and exits 1.
+import { type ChildProcess, spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { CLI, type RunResult, sheepdog, sheepdogAsync } from "./helpers/cli.js";
+import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { killStarted, managerProgram, ofType, waitFor } from "./helpers/watchdog.js";
+
+let server: NtfyServer;
+beforeAll(async () => {
+  server = await ntfyServer();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function program(watchdog: Record<string, unknown> = {}, name = "demo") {
+  const p = managerProgram(
+    [],
+    { stale_after: "1s", ...watchdog },
+    { page: { ntfy: { server: server.url, topic: `${name}-alerts` } } },
+    name,
+  );
+  cleanups.push(() => killStarted(p.stateDir));
+  return p;
+}
+
+function track(child: ChildProcess): ChildProcess {
+  cleanups.push(() => child.kill("SIGKILL"));
+  return child;
+}
+
+/**
+ * A live process holding the program's claim, already stale. `onTerm`: what it does on
+ * SIGTERM (by default nothing: a stuck manager the tick must wait the whole grace for).
+ */
+async function stuckHolder(env: NodeJS.ProcessEnv, onTerm = "") {
+  const child = track(
+    spawn(
+      process.execPath,
+      ["-e", `process.on('SIGTERM', () => {${onTerm}}); setInterval(() => {}, 1e6)`],
+      { stdio: "ignore" },
+    ),
+  );
+  await waitFor("the holder to start", () => child.pid !== undefined && child.exitCode === null);
+  const r = sheepdog(["claim", "acquire", "--pid", String(child.pid)], { env });
+  expect(r.code, r.stderr).toBe(0);
+  return child;
+}
+
+/** `sheepdog tick ARGS` in the background, with its pid and its end. */
+function tickInBackground(env: NodeJS.ProcessEnv, args: string[] = []) {
+  const child = track(
+    spawn(process.execPath, [CLI, "tick", ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const done = new Promise<RunResult>((resolve) =>
+    child.on("close", (code, signal) =>
+      resolve({ code: code ?? (signal ? -1 : -2), stdout, stderr }),
+    ),
+  );
+  return { child, done };
+}
+
+/** Waits until the tick is mid-act: it holds the lock and has started stopping the holder. */
+async function midStop(stateDir: string) {
+  await waitFor("the tick to hold its lock", () => existsSync(join(stateDir, "tick.lock")));
+  await waitFor("the tick to keep evidence (the stop comes next)", () =>
+    existsSync(join(stateDir, "evidence")),
+  );
+  await new Promise((r) => setTimeout(r, 500)); // well inside the 10 s TERM grace
+}
+
+describe("tick: killed from outside", () => {
+  it.each(["SIGTERM", "SIGINT", "SIGHUP"] as const)(
+    "%s mid-act (stopping a stuck manager): tick_failed naming it, lock released, paged, exit 1",
+    async (signal) => {
+      const p = program();
+      const holder = await stuckHolder(p.env);
+      await new Promise((r) => setTimeout(r, 1200)); // the heartbeat goes stale (1s)
+      const t = tickInBackground(p.env);
+      await midStop(p.stateDir);
+      t.child.kill(signal);
+      const r = await t.done;
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`killed by ${signal}`);
+      const failed = ofType(p.stateDir, "tick_failed");
+      expect(failed).toHaveLength(1);
+      expect(String(failed[0]?.error)).toMatch(new RegExp(`^killed by ${signal}`));
+      expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+      // the pages hook was tried: the failure reached the ntfy stand-in
+      expect(server.received.some((m) => m.topic === "demo-alerts" && m.priority === 4)).toBe(true);
+      // The next tick is not `locked`, and finds no lock to break.
+      holder.kill("SIGKILL");
+      await waitFor("the holder to die", () => holder.exitCode !== null || holder.signalCode);
+      const next = await sheepdogAsync(["tick", "--json"], { env: p.env });
+      const decision = JSON.parse(next.stdout).programs[0].decision;
+      expect(decision).not.toBe("locked");
+      expect(decision).toBe("restart_dead");
+      expect(ofType(p.stateDir, "tick_lock_broken")).toEqual([]);
+      server.received.length = 0;
+    },
+  );
+
+  it("the lock is not released when another tick holds it (only our own lock goes)", async () => {
+    const p = program();
+    await stuckHolder(p.env);
+    await new Promise((r) => setTimeout(r, 1200));
+    const first = tickInBackground(p.env);
+    await midStop(p.stateDir);
+    // A second tick finds the lock held by a live tick, decides `locked`, and is killed after.
+    const second = await sheepdogAsync(["tick", "--json"], { env: p.env });
+    expect(JSON.parse(second.stdout).programs[0].decision).toBe("locked");
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(true);
+    first.child.kill("SIGTERM");
+    expect((await first.done).code).toBe(1);
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+  });
+
+  it("tick --all: each program pass has its own deadline", async () => {
+    // Two programs whose stuck manager takes ~3.5 s to stop: each pass fits a 6 s deadline,
+    // the two together do not.
+    const a = program({}, "alpha");
+    const b = program({}, "beta");
+    const env = { ...a.env, SHEEPDOG_HOME: a.home };
+    // beta lives under alpha's $SHEEPDOG_HOME too
+    const betaRoot = join(a.home, "beta");
+    mkdirSync(betaRoot);
+    copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
+    cleanups.push(() => killStarted(join(betaRoot, ".sheepdog")));
+    const slow = "setTimeout(() => process.exit(0), 3500)";
+    await stuckHolder({ ...env, SHEEPDOG_PROGRAM: a.root }, slow);
+    await stuckHolder({ ...env, SHEEPDOG_PROGRAM: betaRoot }, slow);
+    await new Promise((r) => setTimeout(r, 1200));
+    // async: the ntfy stand-in in this process must answer the tick's pages meanwhile
+    const r = await sheepdogAsync(["tick", "--all", "--json"], {
+      env: { ...env, SHEEPDOG_TICK_DEADLINE_MS: "6000" },
+    });
+    expect(r.stderr).not.toMatch(/deadline/);
+    expect(r.code).toBe(0);
+    const decisions = JSON.parse(r.stdout).programs.map((x: { decision: string }) => x.decision);
+    expect(decisions).toEqual(["restart_stuck", "restart_stuck"]);
+    expect(ofType(a.stateDir, "tick_failed")).toEqual([]);
+    expect(ofType(join(betaRoot, ".sheepdog"), "tick_failed")).toEqual([]);
+  });
+});
