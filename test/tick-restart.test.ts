@@ -1,7 +1,8 @@
 import { readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { sheepdog, sleeper } from "./helpers/cli.js";
+import { processInfo } from "../src/process/identity.js";
+import { sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import {
   events,
   holder,
@@ -90,7 +91,8 @@ describe("tick: starting and restarting managers (real processes)", () => {
   });
 
   it("a SIGSTOPped manager (alive, not saving) is stopped by exact pid, with evidence, and replaced", async () => {
-    const p = program(["--save-every", "1"], { stale_after: "4s" });
+    const childFile = join(tempDir(), "child.pid");
+    const p = program(["--save-every", "1", "--child", childFile], { stale_after: "4s" });
     tick(p.env);
     const a = lastStart(p.stateDir);
     await waitForClaimBy(p.stateDir, a.pid);
@@ -108,6 +110,12 @@ describe("tick: starting and restarting managers (real processes)", () => {
       new RegExp(`^pid ${a.pid}: no save for \\d+s \\(stale after 4s\\)$`),
     );
     expect(isAlive(a.pid, a.start_time)).toBe(false);
+    // It led its own session (the command launcher's setsid): its tool processes went with it.
+    const child = Number(readFileSync(childFile, "utf8"));
+    await waitFor("the manager's child to be gone", () => {
+      const info = processInfo(child);
+      return info === null || info.state === "Z" || info.state === "X";
+    });
     const [stopped] = ofType(p.stateDir, "manager_stopped");
     expect(stopped).toMatchObject({ pid: a.pid, start_time: a.start_time, outcome: "term" });
     const evidence = String(stopped?.evidence);

@@ -6,7 +6,7 @@ import { launcherFor } from "../launch/index.js";
 import type { Launched } from "../launch/types.js";
 import { fillPlaceholders } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
-import { stopProcess } from "../process/stop.js";
+import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import type { Decision } from "./decide.js";
 import type { Facts } from "./facts.js";
 
@@ -69,7 +69,8 @@ export async function act(
     const { keepEvidence } = await import("./evidence.js");
     const evidence = await keepEvidence(program, facts, decision, fromStart, now);
     const id = { pid: claim.pid, start_time: claim.start_time, machine_id: claim.machine_id };
-    const stopped = await stopProcess(id, STOP_GRACE_MS);
+    // A command-launched manager leads its own session: its tool shells go with it.
+    const stopped = await stopProcess(id, STOP_GRACE_MS, stopOptionsFor(fromStart?.launcher));
     journal({
       type: "manager_stopped",
       pid: claim.pid,
@@ -97,6 +98,7 @@ export async function act(
       const r = await stopProcess(
         { pid: start.pid, start_time: start.start_time, machine_id: machineId() },
         STOP_GRACE_MS,
+        stopOptionsFor(start.launcher),
       );
       outcome = r.outcome;
       if (r.outcome === "survived")
@@ -146,7 +148,11 @@ export async function act(
   if (decision.stop_handed_over) {
     // A manager that handed over is told to stop; a session in a pane may stay up anyway.
     const { pid, start_time, start } = decision.stop_handed_over;
-    const stopped = await stopProcess({ pid, start_time, machine_id: machineId() }, STOP_GRACE_MS);
+    const stopped = await stopProcess(
+      { pid, start_time, machine_id: machineId() },
+      STOP_GRACE_MS,
+      stopOptionsFor(start?.launcher),
+    );
     const pane = start !== null && hasPane(start);
     if (pane) {
       const launcher = await launcherFor(start.launcher);
