@@ -5,8 +5,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { contextTokensOf } from "../src/usage/transcript.js";
 import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
 import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
+import { SHARED } from "./helpers/shared.js";
 
-const FIXTURE = "/work/shared/fixtures/transcript-basic.jsonl";
+const FIXTURE = join(SHARED, "fixtures", "transcript-basic.jsonl");
 // Real token counts come from src/usage; with its stub the count is null (see save-ledger).
 const REAL_TOKENS = existsSync(FIXTURE) && contextTokensOf(FIXTURE) !== null;
 

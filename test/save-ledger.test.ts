@@ -13,8 +13,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { contextTokensOf, findTranscript } from "../src/usage/transcript.js";
 import { sheepdog, sheepdogAsync, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
 import { bareRemote, gitEnv, gitOut, gitTry, waitFor, workRepo } from "./helpers/manager-side.js";
+import { SHARED } from "./helpers/shared.js";
 
-const FIXTURE = "/work/shared/fixtures/transcript-basic.jsonl";
+const FIXTURE = join(SHARED, "fixtures", "transcript-basic.jsonl");
 // Token counts come from src/usage (another area). Until it lands, contextTokensOf is a stub
 // returning null, and the assertions that need real counts are skipped; they run once it is real.
 const REAL_TOKENS = existsSync(FIXTURE) && contextTokensOf(FIXTURE) !== null;

@@ -1,8 +1,9 @@
 // Builders for Claude Code-shaped transcript lines (the fixtures' shapes), for usage tests.
 import { appendFileSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+import { SHARED } from "./shared.js";
 
-export const FIXTURES = "/work/shared/fixtures";
+export const FIXTURES = join(SHARED, "fixtures");
 
 let n = 0;
 const base = (extra: Record<string, unknown>) => ({
