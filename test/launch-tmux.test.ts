@@ -191,8 +191,12 @@ describe("tmux launcher", () => {
     const socket = `${SOCKET}-token`;
     process.env.NTFY_TOKEN = "tk_never_in_a_pane";
     process.env.SHEEPDOG_TMUX_SOCKET = socket;
+    // Two servers on two sockets: a server just killed can still hold its socket for a moment.
+    const socketB = `${socket}-b`;
     const own = (...args: string[]) =>
       spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+    const ownB = (...args: string[]) =>
+      spawnSync("tmux", ["-L", socketB, ...args], { encoding: "utf8" });
     try {
       // A server the launcher starts itself, while the token is in this process's environment.
       const a = program("eta");
@@ -201,20 +205,21 @@ describe("tmux launcher", () => {
       expect(recA.env.SHEEPDOG_PROGRAM).toBe(a.ctx.root);
       expect(recA.env.NTFY_TOKEN).toBeUndefined();
       expect(own("show-environment", "-g").stdout).not.toContain("tk_never_in_a_pane");
-      own("kill-server");
       // A server someone started with the token set: the session still keeps it from the pane.
-      expect(
-        spawnSync("tmux", ["-L", socket, "new-session", "-d", "-s", "theta"], {
-          env: process.env,
-        }).status,
-      ).toBe(0);
-      expect(own("show-environment", "-g", "NTFY_TOKEN").stdout).toContain("tk_never_in_a_pane");
+      process.env.SHEEPDOG_TMUX_SOCKET = socketB;
+      const made = spawnSync("tmux", ["-L", socketB, "new-session", "-d", "-s", "theta"], {
+        env: process.env,
+        encoding: "utf8",
+      });
+      expect(made.status, made.stderr).toBe(0);
+      expect(ownB("show-environment", "-g", "NTFY_TOKEN").stdout).toContain("tk_never_in_a_pane");
       const b = program("theta");
       started.push(await launcher.start(requestFor(b.ctx)));
       const recB = await waitFor("the manager's record", () => readRecord(b.out));
       expect(recB.env.NTFY_TOKEN).toBeUndefined();
     } finally {
       own("kill-server");
+      ownB("kill-server");
       delete process.env.NTFY_TOKEN;
       process.env.SHEEPDOG_TMUX_SOCKET = saved;
     }
