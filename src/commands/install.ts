@@ -1,8 +1,7 @@
 import { openProgram } from "../config/context.js";
 import { UsageError } from "../errors.js";
-import { collector, planJson, say, schedulerArg } from "../install/args.js";
+import { runPlan, schedulerArg } from "../install/args.js";
 import { installPlan } from "../install/install.js";
-import { describePlan, executePlan } from "../install/plan.js";
 import type { Target } from "../install/target.js";
 import { parseCommandArgs } from "../util/args.js";
 
@@ -30,19 +29,9 @@ export async function run(argv: string[]): Promise<number> {
     interval ??= program.config.watchdog.interval;
   }
   const plan = installPlan(scheduler, target, interval ?? DEFAULT_INTERVAL);
-  const dryRun = values["dry-run"] === true;
-  if (values.json) {
-    const { out, lines } = collector();
-    if (!dryRun) executePlan(plan.title, plan.steps, out);
-    const json = planJson(scheduler, plan, { dryRun, lines, extra: { target } });
-    process.stdout.write(`${JSON.stringify(json)}\n`);
-    return 0;
-  }
-  if (dryRun) {
-    process.stdout.write(describePlan(plan.title, plan.steps));
-    return 0;
-  }
-  executePlan(plan.title, plan.steps, say);
-  say(plan.summary);
-  return 0;
+  return runPlan(scheduler, plan, {
+    dryRun: values["dry-run"] === true,
+    json: values.json === true,
+    extra: { target },
+  });
 }

@@ -1,8 +1,7 @@
 import { resolveProgramRoot, rootOf } from "../config/resolve.js";
 import { UsageError } from "../errors.js";
-import { collector, planJson, say, schedulerArg } from "../install/args.js";
+import { runPlan, schedulerArg } from "../install/args.js";
 import { uninstallPlan } from "../install/install.js";
-import { describePlan, executePlan } from "../install/plan.js";
 import { parseCommandArgs } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
@@ -24,20 +23,9 @@ export async function run(argv: string[]): Promise<number> {
         root: values.program !== undefined ? rootOf(values.program) : resolveProgramRoot(undefined),
       };
   const plan = uninstallPlan(scheduler, target);
-  const dryRun = values["dry-run"] === true;
-  if (values.json) {
-    const { out, lines } = collector();
-    if (!dryRun) executePlan(plan.title, plan.steps, out);
-    const found = plan.found.map((f) => f.name);
-    const json = planJson(scheduler, plan, { dryRun, lines, extra: { target, found } });
-    process.stdout.write(`${JSON.stringify(json)}\n`);
-    return 0;
-  }
-  if (dryRun) {
-    process.stdout.write(describePlan(plan.title, plan.steps));
-    return 0;
-  }
-  executePlan(plan.title, plan.steps, say);
-  say(plan.summary);
-  return 0;
+  return runPlan(scheduler, plan, {
+    dryRun: values["dry-run"] === true,
+    json: values.json === true,
+    extra: { target, found: plan.found.map((f) => f.name) },
+  });
 }

@@ -1,7 +1,7 @@
 import { UsageError } from "../errors.js";
 import type { Plan } from "./install.js";
 import type { Scheduler } from "./installed.js";
-import { shellLine, UNIT_FILE_MODE } from "./plan.js";
+import { describePlan, executePlan, shellLine, UNIT_FILE_MODE } from "./plan.js";
 
 export const SCHEDULERS: readonly Scheduler[] = ["launchd", "systemd"];
 
@@ -84,4 +84,29 @@ export function planJson(
     notes,
     summary: opts.dryRun ? null : plan.summary,
   };
+}
+
+/**
+ * Carries out (or, with --dry-run, only describes) an install or uninstall plan, printing it
+ * for people or, with --json, as one document. `extra` goes into the JSON as it is.
+ */
+export function runPlan(
+  scheduler: Scheduler,
+  plan: Plan,
+  opts: { dryRun: boolean; json: boolean; extra: Record<string, unknown> },
+): number {
+  if (opts.json) {
+    const { out, lines } = collector();
+    if (!opts.dryRun) executePlan(plan.title, plan.steps, out);
+    const json = planJson(scheduler, plan, { dryRun: opts.dryRun, lines, extra: opts.extra });
+    process.stdout.write(`${JSON.stringify(json)}\n`);
+    return 0;
+  }
+  if (opts.dryRun) {
+    process.stdout.write(describePlan(plan.title, plan.steps));
+    return 0;
+  }
+  executePlan(plan.title, plan.steps, say);
+  say(plan.summary);
+  return 0;
 }
