@@ -16,7 +16,13 @@ import { parseCommandArgs } from "../util/args.js";
 const cliPath = fileURLToPath(
   new URL(import.meta.url.includes("/commands/") ? "../cli.js" : "./cli.js", import.meta.url),
 );
-const toyPath = fileURLToPath(new URL("../../demo/toy-manager.mjs", import.meta.url));
+// Beside dist/ in the package; from the working directory when the CLI was built elsewhere.
+const toyPath =
+  [
+    fileURLToPath(new URL("../../demo/toy-manager.mjs", import.meta.url)),
+    join(process.cwd(), "demo", "toy-manager.mjs"),
+  ].find((p) => existsSync(p)) ??
+  fileURLToPath(new URL("../../demo/toy-manager.mjs", import.meta.url));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,0 +1,46 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { livenessOf, machineId } from "../src/process/identity.js";
+import { sheepdog } from "./helpers/cli.js";
+
+// `npm run demo` is the README's first command: it must keep working, end to end.
+describe("sheepdog demo", () => {
+  it("walks every scenario with real ticks and leaves no manager running", () => {
+    const r = sheepdog(["demo"]);
+    expect(r.code, r.stderr).toBe(0);
+    const decisions = [...r.stdout.matchAll(/tick → (\S+)/g)].map((m) => m[1]);
+    for (const d of [
+      "start",
+      "ok",
+      "start_after_hand_over",
+      "restart_dead",
+      "restart_stuck",
+      "stand_down",
+      "hold",
+    ]) {
+      expect(decisions).toContain(d);
+    }
+    // In that order: nothing stands down before the stuck manager was replaced.
+    expect(decisions.indexOf("start_after_hand_over")).toBeLessThan(
+      decisions.indexOf("restart_stuck"),
+    );
+    expect(decisions.indexOf("restart_stuck")).toBeLessThan(decisions.indexOf("stand_down"));
+    const journal = /The journal: (\S+)/.exec(r.stdout)?.[1] as string;
+    const events = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const types = events.map((e) => e.type);
+    for (const t of ["hand_over", "manager_stopped", "claim_broken", "stood_down", "cleared"]) {
+      expect(types).toContain(t);
+    }
+    const starts = events.filter((e) => e.type === "manager_started");
+    expect(starts[0]).toMatchObject({ planned: true });
+    // Every manager the demo's ticks started is gone.
+    for (const s of starts) {
+      expect(
+        livenessOf({ pid: s.pid, start_time: s.start_time, machine_id: machineId() }),
+      ).not.toBe("alive");
+    }
+  }, 120_000);
+});
