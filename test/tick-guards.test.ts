@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { identityOf } from "../src/process/identity.js";
 import { sheepdog, sheepdogAsync, sleeper, tempDir } from "./helpers/cli.js";
 import {
   events,
@@ -334,5 +335,48 @@ describe("tick: the guards", () => {
       expect.objectContaining({ reason: expect.stringMatching(/is gone/) }),
     ]);
     expect(events(p.stateDir).length).toBeGreaterThan(0);
+  });
+
+  it("a tick lock whose holder is alive but older than the tick deadline is broken, journaled, and the tick goes on", () => {
+    const p = program();
+    // A live process stands in for a tick that hangs: it holds tick.lock/ and never lets go.
+    const hung = live();
+    const id = identityOf(hung.pid as number);
+    if (!id) throw new Error("cannot read the sleeper's identity");
+    mkdirSync(join(p.stateDir, "tick.lock"), { recursive: true, mode: 0o700 });
+    chmodSync(p.stateDir, 0o700);
+    const lockPath = join(p.stateDir, "tick.lock", "holder.json");
+    const lockAt = (msAgo: number) => {
+      const at = new Date(Date.now() - msAgo).toISOString();
+      writeFileSync(lockPath, JSON.stringify({ ...id, at }));
+      return at;
+    };
+    // Control: the same holder inside the deadline (4 min) holds the lock.
+    lockAt(60_000);
+    const held = tick(p.env);
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.report.decision).toBe("locked");
+    expect(held.report.reason).toBe(`another tick (pid ${hung.pid}) is working on it`);
+    expect(ofType(p.stateDir, "tick_lock_broken")).toEqual([]);
+    expect(starts(p.stateDir)).toHaveLength(0);
+    // Past the deadline, alive or not, it is broken.
+    const at = lockAt(5 * 60_000);
+    const r = tick(p.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.report.decision).toBe("start");
+    expect(ofType(p.stateDir, "tick_lock_broken")).toEqual([
+      expect.objectContaining({
+        pid: hung.pid,
+        locked_at: at,
+        reason: expect.stringMatching(/^it is older than the tick deadline \(30\ds\)$/),
+      }),
+    ]);
+    const types = events(p.stateDir).map((e) => e.type);
+    expect(types.indexOf("tick_lock_broken")).toBeLessThan(types.indexOf("manager_started"));
+    expect(starts(p.stateDir)).toHaveLength(1);
+    // The breaking tick released its own lock; breaking a lock never touches its holder.
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+    expect(hung.exitCode).toBeNull();
+    expect(hung.signalCode).toBeNull();
   });
 });
