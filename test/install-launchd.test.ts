@@ -31,9 +31,19 @@ interface Agent {
   EnvironmentVariables: { PATH: string; SHEEPDOG_HOME?: string; SHEEPDOG_STATE_DIR?: string };
 }
 
-function which(tool: string): string | null {
-  const r = spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" });
+function which(tool: string, path = process.env.PATH): string | null {
+  const r = spawnSync("sh", ["-c", `command -v ${tool}`], {
+    encoding: "utf8",
+    env: { ...process.env, PATH: path },
+  });
   return r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** A temp folder holding one stand-in executable named `tool`. */
+function toolDir(tool: string): string {
+  const dir = tempDir(`sheepdog-${tool}-`);
+  writeFileSync(join(dir, tool), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  return dir;
 }
 
 let s: StandIns;
@@ -150,6 +160,33 @@ describe("install launchd", () => {
     });
     const [key, t] = type.split(/:(.*)/) as [string, string];
     expect(plistTypesWithPython(plist)[key]).toBe(t);
+  });
+
+  it("PATH finds herdr and claude where they were found at install time", () => {
+    // Each in its own folder, neither on the system PATH: only a lookup of that tool adds it.
+    const herdrDir = toolDir("herdr");
+    const claudeDir = toolDir("claude");
+    env.PATH = `${s.bin}:${herdrDir}:${claudeDir}:${process.env.PATH}`;
+    const r = install();
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const dirs = (parsePlistWithPython(plist) as Agent).EnvironmentVariables.PATH.split(":");
+    expect(dirs).toContain(herdrDir);
+    expect(dirs).toContain(claudeDir);
+  });
+
+  it("PATH without herdr or claude anywhere: the install still succeeds", () => {
+    const bare = toolDir("not-a-tool");
+    env.PATH = `${s.bin}:${bare}:/usr/bin:/bin`;
+    for (const tool of ["herdr", "claude"]) expect(which(tool, env.PATH)).toBeNull();
+    const r = install();
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const path = (parsePlistWithPython(plist) as Agent).EnvironmentVariables.PATH;
+    const dirs = path.split(":");
+    expect(dirs[0]).toBe(dirname(process.execPath));
+    expect(dirs).not.toContain(bare);
+    for (const d of ["/usr/bin", "/bin"]) expect(dirs).toContain(d);
   });
 
   it("--all installs dev.sheepdog ticking every program", () => {

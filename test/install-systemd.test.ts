@@ -65,6 +65,21 @@ function verify(files: string[]) {
 const one = (unit: ReturnType<typeof parseUnit>, section: string, key: string) =>
   unit.get(section)?.get(key);
 
+/** A temp folder holding one stand-in executable named `tool`. */
+function toolDir(tool: string): string {
+  const dir = tempDir(`sheepdog-${tool}-`);
+  writeFileSync(join(dir, tool), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  return dir;
+}
+
+/** The folders of the service's `Environment=PATH=…`. */
+function unitPathDirs(): string[] {
+  const envLines = one(parseUnit(readFileSync(service, "utf8")), "Service", "Environment") ?? [];
+  const path = envLines.find((l) => l.startsWith("PATH="))?.slice(5);
+  expect(path).toBeDefined();
+  return (path ?? "").split(":");
+}
+
 describe("install systemd", () => {
   it("writes a oneshot service and a persistent calendar timer that systemd-analyze verifies", () => {
     const r = install();
@@ -124,6 +139,37 @@ describe("install systemd", () => {
     expect(one(parseUnit(readFileSync(timer, "utf8")), "Timer", "OnCalendar")).toEqual([
       onCalendar,
     ]);
+    expect(verify([service, timer]).status).toBe(0);
+  });
+
+  it("PATH finds herdr and claude where they were found at install time", () => {
+    // Each in its own folder, neither on the system PATH: only a lookup of that tool adds it.
+    const herdrDir = toolDir("herdr");
+    const claudeDir = toolDir("claude");
+    env.PATH = `${s.bin}:${herdrDir}:${claudeDir}:${process.env.PATH}`;
+    const r = install();
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const dirs = unitPathDirs();
+    expect(dirs).toContain(herdrDir);
+    expect(dirs).toContain(claudeDir);
+    expect(verify([service, timer]).status).toBe(0);
+  });
+
+  it("PATH without herdr or claude anywhere: the install still succeeds", () => {
+    const bare = toolDir("not-a-tool");
+    env.PATH = `${s.bin}:${bare}:/usr/bin:/bin`;
+    for (const tool of ["herdr", "claude"]) {
+      const found = spawnSync("sh", ["-c", `command -v ${tool}`], { env: { PATH: env.PATH } });
+      expect(found.status).not.toBe(0);
+    }
+    const r = install();
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const dirs = unitPathDirs();
+    expect(dirs[0]).toBe(dirname(process.execPath));
+    expect(dirs).not.toContain(bare);
+    for (const d of ["/usr/bin", "/bin"]) expect(dirs).toContain(d);
     expect(verify([service, timer]).status).toBe(0);
   });
 

@@ -10,15 +10,12 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { contextTokensOf, findTranscript } from "../src/usage/transcript.js";
 import { sheepdog, sheepdogAsync, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
 import { bareRemote, gitEnv, gitOut, gitTry, waitFor, workRepo } from "./helpers/manager-side.js";
 import { SHARED } from "./helpers/shared.js";
 
 const FIXTURE = join(SHARED, "fixtures", "transcript-basic.jsonl");
-// Token counts come from src/usage (another area). Until it lands, contextTokensOf is a stub
-// returning null, and the assertions that need real counts are skipped; they run once it is real.
-const REAL_TOKENS = existsSync(FIXTURE) && contextTokensOf(FIXTURE) !== null;
+// The fixture's context is 5 + 2210 + 140995 = 143210 (../shared/fixtures/README.md).
 
 const started: ChildProcess[] = [];
 function manager(): number {
@@ -245,7 +242,7 @@ describe("save: context size and transcript", () => {
     expect(r.json.transcript).toBe(FIXTURE);
   });
 
-  it.runIf(REAL_TOKENS)("context_tokens from the transcript; hand_over at the threshold", () => {
+  it("context_tokens from the transcript; hand_over at the threshold", () => {
     const below = tempProgram("demo", { hand_over_tokens: 143211 });
     const r1 = save(below, manager(), ["--transcript", FIXTURE]);
     expect(r1.json).toMatchObject({
@@ -270,12 +267,9 @@ describe("save: context size and transcript", () => {
     mkdirSync(folder, { recursive: true });
     const file = join(folder, "5c0f4a7e.jsonl");
     writeFileSync(file, readFileSync(FIXTURE));
-    const pid = manager();
-    const real = findTranscript({ seat, cwd: p.root, manager: { pid, start_time: "x" } }) !== null;
-    const r = save(p, pid);
+    const r = save(p, manager());
     expect(r.code, r.stderr).toBe(0);
-    // Until src/usage's findTranscript lands it finds nothing; then it must find this file.
-    expect(r.json.transcript).toBe(real ? file : null);
-    if (REAL_TOKENS && real) expect(r.json.context_tokens).toBe(143210);
+    expect(r.json.transcript).toBe(file);
+    expect(r.json.context_tokens).toBe(143210);
   });
 });

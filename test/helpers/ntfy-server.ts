@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 export interface Received {
   via: "json" | "headers";
   path: string;
+  /** The request target as sent, query string included. */
+  url: string;
   topic: string;
   title: string | undefined;
   message: string;
@@ -130,7 +132,7 @@ export class NtfyServer {
       return;
     }
     const body = Buffer.concat(chunks).toString("utf8");
-    let msg: Omit<Received, "headers" | "status" | "id" | "path">;
+    let msg: Omit<Received, "headers" | "status" | "id" | "path" | "url">;
     if (path === "/") {
       let j: Record<string, unknown>;
       try {
@@ -165,6 +167,7 @@ export class NtfyServer {
     const record: Received = {
       ...msg,
       path,
+      url,
       headers,
       status: 200,
       id: randomBytes(9).toString("base64url").slice(0, 12),
