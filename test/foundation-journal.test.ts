@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readAllEvents, readEvents } from "../src/journal/journal.js";
+import { appendEvent, readAllEvents, readEvents } from "../src/journal/journal.js";
 import { replay } from "../src/journal/replay.js";
 import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
 import { journalAppender, journalLines, killAll, track } from "./helpers/foundation.js";
@@ -127,6 +127,45 @@ describe("concurrent appenders", () => {
     expect(readAllEvents(p.stateDir)).toHaveLength(1600);
     expect(existsSync(join(p.stateDir, "journal.rotate.lock"))).toBe(false);
   }, 120_000);
+});
+
+describe("a clock stepped back", () => {
+  it("replays in append order: a resume written at an earlier wall time still clears the stand-down", () => {
+    const p = tempProgram("clock");
+    save(p.env); // creates the state dir
+    const now = Date.now();
+    appendEvent(p.stateDir, { type: "stood_down", reason: "crash loop" }, now);
+    appendEvent(p.stateDir, { type: "cleared" }, now - 3_600_000); // the clock went back an hour
+    expect(replay(readEvents(p.stateDir)).stoodDown).toBeNull();
+    expect(save(p.env).stood_down).toBeNull();
+    // And the other way round: a stand-down after the resume holds, whatever the times say.
+    appendEvent(p.stateDir, { type: "stood_down", reason: "again" }, now - 7_200_000);
+    expect(replay(readEvents(p.stateDir)).stoodDown).toMatchObject({ reason: "again" });
+  });
+
+  it("carried copies go before the files' own events", () => {
+    const p = tempProgram("carried-order");
+    save(p.env);
+    const now = Date.now();
+    const line = (e: Record<string, unknown>) => `${JSON.stringify(e)}\n`;
+    // journal.1: a copy carried from an older file, then its own stand-down.
+    writeFileSync(
+      join(p.stateDir, "journal.1.jsonl"),
+      line({ at: new Date(now - 9e6).toISOString(), type: "cleared", carried: true }) +
+        line({ at: new Date(now).toISOString(), type: "stood_down", reason: "x" }),
+    );
+    // The current file: a copy carried from journal.2 (stamped later than it was), then its own.
+    writeFileSync(
+      join(p.stateDir, "journal.jsonl"),
+      line({ at: new Date(now + 60_000).toISOString(), type: "finished", carried: true }) +
+        line({ at: new Date(now - 1000).toISOString(), type: "reopened" }),
+    );
+    const types = readEvents(p.stateDir).map((e) => e.type);
+    expect(types).toEqual(["cleared", "finished", "stood_down", "reopened"]);
+    const state = replay(readEvents(p.stateDir));
+    expect(state.stoodDown).toMatchObject({ reason: "x" });
+    expect(state.finished).toBeNull();
+  });
 });
 
 describe("rotation", () => {

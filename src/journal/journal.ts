@@ -118,9 +118,14 @@ function readOne(path: string): JournalEvent[] {
  * copies each type's newest event forward, so older state is never lost.
  */
 export function readEvents(stateDir: string): JournalEvent[] {
-  const events = [...readOne(join(stateDir, rotatedName(1))), ...readOne(join(stateDir, JOURNAL))];
-  // Carried copies are older than the rotated file's events; a stable sort by time restores order.
-  return events.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const previous = readOne(join(stateDir, rotatedName(1)));
+  const current = readOne(join(stateDir, JOURNAL));
+  // Append order is the truth (a clock stepped back must not reorder a resume before its
+  // stand-down). Each file's carried copies come from the file before it, so they go first:
+  // the previous file's copies, then the current file's, then each file's own events.
+  const carried = (events: JournalEvent[]) => events.filter((e) => e.carried);
+  const own = (events: JournalEvent[]) => events.filter((e) => !e.carried);
+  return [...carried(previous), ...carried(current), ...own(previous), ...own(current)];
 }
 
 /** Every event kept, oldest first, without the copies made at rotation (for people). */
