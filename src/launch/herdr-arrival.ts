@@ -1,8 +1,9 @@
 // Whether a prompt reached the agent, judged by its transcript rather than by Herdr's status
 // hints: a first prompt can be swallowed by Claude Code's folder-trust dialog while the pane
 // still looks busy.
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { projectDirOf, readTail } from "../usage/transcript.js";
 
 /** How much of a transcript's end is read: the prompt is among its newest lines. */
 const TAIL_BYTES = 1024 * 1024;
@@ -11,30 +12,13 @@ const NEWEST_FILES = 3;
 /** Clock slack between our clock and the file/entry times. */
 const SLACK_MS = 2_000;
 
-/** Claude Code's transcript folder for a working directory: every non-alphanumeric char → `-`. */
-export function projectDirOf(seat: string, cwd: string): string {
-  return join(seat, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
-}
+export { projectDirOf };
 
 /** The last `bytes` of a file as complete lines (a cut first line is dropped). */
 export function tailLines(path: string, bytes = TAIL_BYTES): string[] {
-  const fd = openSync(path, "r");
-  try {
-    const size = fstatSync(fd).size;
-    const from = Math.max(0, size - bytes);
-    const buf = Buffer.alloc(size - from);
-    let read = 0;
-    while (read < buf.length) {
-      const n = readSync(fd, buf, read, buf.length - read, from + read);
-      if (n === 0) break;
-      read += n;
-    }
-    const lines = buf.subarray(0, read).toString("utf8").split("\n");
-    if (from > 0) lines.shift();
-    return lines.filter((l) => l.trim() !== "");
-  } finally {
-    closeSync(fd);
-  }
+  return readTail(path, bytes)
+    .split("\n")
+    .filter((l) => l.trim() !== "");
 }
 
 /** The text a person (or sheepdog) typed, from a transcript line; null for anything else. */
