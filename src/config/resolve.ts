@@ -9,11 +9,6 @@ export function sheepdogHome(env = process.env): string {
   return resolve(expandHome(env.SHEEPDOG_HOME || "~/loops"));
 }
 
-/** `$SHEEPDOG_STATE_DIR`, default `~/.local/state/sheepdog`: host-level state. */
-export function hostStateDir(env = process.env): string {
-  return resolve(expandHome(env.SHEEPDOG_STATE_DIR || "~/.local/state/sheepdog"));
-}
-
 function looksLikePath(value: string): boolean {
   return value.includes("/") || value.startsWith(".") || value.startsWith("~");
 }

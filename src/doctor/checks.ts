@@ -8,14 +8,9 @@ import {
   installedSystemd,
   type Scheduler,
 } from "../install/installed.js";
-import {
-  defaultStateDir,
-  homeDir,
-  sheepdogStateDirEnv,
-  unitPath,
-  which,
-} from "../install/target.js";
+import { homeDir, unitPath, which } from "../install/target.js";
 import { stateDirOf, stateDirProblem, stateFiles } from "../state/dir.js";
+import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
 import { seatOf } from "../usage/seat.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
@@ -156,9 +151,9 @@ function timerCheck(program: Program, covering: Installed[], inert: Installed[])
   }
   // Statuslines write usage readings under $SHEEPDOG_STATE_DIR; a tick reading another folder
   // never sees a limit.
-  const here = sheepdogStateDirEnv() ?? defaultStateDir();
+  const here = hostStateDir();
   for (const i of covering) {
-    const theirs = i.stateDir ?? defaultStateDir();
+    const theirs = i.stateDir ?? defaultHostStateDir();
     if (resolve(theirs) !== here)
       return bad(
         program.name,

@@ -103,11 +103,6 @@ export function sheepdogHomeEnv(env = process.env): string | undefined {
   return value ? resolve(expandHome(value, homeDir(env))) : undefined;
 }
 
-/** The default `$SHEEPDOG_STATE_DIR` (host-level state: usage readings, the session map). */
-export function defaultStateDir(env = process.env): string {
-  return join(homeDir(env), ".local", "state", "sheepdog");
-}
-
 /**
  * `$SHEEPDOG_STATE_DIR` as an absolute path when set: statuslines write usage readings there,
  * so the scheduled tick must read the same folder or it never sees a limit.

@@ -8,8 +8,13 @@ import { fnv1a64, homeDir } from "../util/lazy.js";
  * statusline's session map, under `$SHEEPDOG_STATE_DIR` (default `~/.local/state/sheepdog`).
  */
 export function hostStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const chosen = env.SHEEPDOG_STATE_DIR || join(homeDir(env), ".local", "state", "sheepdog");
+  const chosen = env.SHEEPDOG_STATE_DIR || defaultHostStateDir(env);
   return resolve(expandHome(chosen, homeDir(env)));
+}
+
+/** Where host-level state lives when `$SHEEPDOG_STATE_DIR` is not set. */
+export function defaultHostStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(homeDir(env), ".local", "state", "sheepdog");
 }
 
 /** A sub-folder of the host state dir, created 0700 (with its parents) when absent. */
