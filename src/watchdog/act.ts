@@ -1,9 +1,7 @@
 import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import type { StartRecord } from "../journal/replay.js";
-import { launcherFor } from "../launch/index.js";
-import type { Launched } from "../launch/types.js";
+import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { fillPlaceholders } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
@@ -17,19 +15,6 @@ export interface ActResult {
   events: JournalEvent[];
   /** What was done, in words for people (`stopped pid 4242`, `started pid 5151`). */
   actions: string[];
-}
-
-function launchedOf(start: StartRecord): Launched {
-  const l: Launched = { launcher: start.launcher as Launched["launcher"] };
-  if (start.pid !== undefined) l.pid = start.pid;
-  for (const k of ["start_time", "pane", "window", "agent"] as const)
-    if (start[k] !== undefined) l[k] = start[k];
-  return l;
-}
-
-/** Whether a start launched anything a launcher can close (a tmux/herdr pane or window). */
-function hasPane(start: StartRecord): boolean {
-  return start.pane !== undefined || start.window !== undefined || start.agent !== undefined;
 }
 
 /**

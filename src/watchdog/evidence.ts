@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import type { StartRecord } from "../journal/replay.js";
-import { launcherFor } from "../launch/index.js";
+import { launchedOf, launcherFor } from "../launch/index.js";
 import { describeCpu, sampleCpu } from "../process/cpu.js";
 import { cwdOf, processInfo } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
@@ -61,12 +61,7 @@ export async function keepEvidence(
   if (start && start.launcher !== "command") {
     try {
       const launcher = await launcherFor(start.launcher);
-      const screen = await launcher.screen(program, {
-        launcher: start.launcher as "tmux" | "herdr",
-        ...(start.pane !== undefined ? { pane: start.pane } : {}),
-        ...(start.window !== undefined ? { window: start.window } : {}),
-        ...(start.agent !== undefined ? { agent: start.agent } : {}),
-      });
+      const screen = await launcher.screen(program, launchedOf(start));
       if (screen !== null) writeFileAtomic(join(dir, "screen.txt"), screen);
       notes.push(screen !== null ? "screen: screen.txt" : "screen: none");
     } catch (err) {
