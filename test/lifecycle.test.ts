@@ -1,22 +1,9 @@
 import { readdirSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
-import { sheepdog, sleeper } from "./helpers/cli.js";
-import { holder, killStarted, managerProgram, ofType, tick } from "./helpers/watchdog.js";
+import { describe, expect, it } from "vitest";
+import { sheepdog } from "./helpers/cli.js";
+import { cleanedUp, holder, killStarted, ofType, tick } from "./helpers/watchdog.js";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
-});
-function program(...args: Parameters<typeof managerProgram>) {
-  const p = managerProgram(...args);
-  cleanups.push(() => killStarted(p.stateDir));
-  return p;
-}
-function live() {
-  const child = sleeper();
-  cleanups.push(() => child.kill("SIGKILL"));
-  return child;
-}
+const { program, live } = cleanedUp();
 
 describe("finish and reopen", () => {
   it("a finished program starts nothing until `reopen`; finish releases the holder's claim", () => {

@@ -1,15 +1,15 @@
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { identityOf } from "../src/process/identity.js";
-import { sheepdog, sheepdogAsync, sleeper, tempDir } from "./helpers/cli.js";
+import { sheepdog, sheepdogAsync, tempDir } from "./helpers/cli.js";
 import {
+  cleanedUp,
   events,
   hashTree,
   holder,
   isAlive,
-  killStarted,
   managerProgram,
   ofType,
   tick,
@@ -17,20 +17,7 @@ import {
   waitForClaimBy,
 } from "./helpers/watchdog.js";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
-});
-function program(...args: Parameters<typeof managerProgram>) {
-  const p = managerProgram(...args);
-  cleanups.push(() => killStarted(p.stateDir));
-  return p;
-}
-function live(seconds = 300) {
-  const child = sleeper(seconds);
-  cleanups.push(() => child.kill("SIGKILL"));
-  return child;
-}
+const { cleanups, program, live } = cleanedUp();
 const starts = (stateDir: string) =>
   ofType(stateDir, "manager_started") as unknown as {
     pid: number;

@@ -1,29 +1,20 @@
 import { readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { processInfo } from "../src/process/identity.js";
 import { sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import {
+  cleanedUp,
   events,
   holder,
   isAlive,
-  killStarted,
-  managerProgram,
   ofType,
   tick,
   waitFor,
   waitForClaimBy,
 } from "./helpers/watchdog.js";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
-});
-function program(...args: Parameters<typeof managerProgram>) {
-  const p = managerProgram(...args);
-  cleanups.push(() => killStarted(p.stateDir));
-  return p;
-}
+const { cleanups, program } = cleanedUp();
 const lastStart = (stateDir: string) =>
   ofType(stateDir, "manager_started").at(-1) as unknown as {
     pid: number;

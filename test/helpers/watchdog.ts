@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { afterEach } from "vitest";
 import { livenessOf, machineId } from "../../src/process/identity.js";
-import { CLI, type RunResult, sheepdog, tempProgram } from "./cli.js";
+import { CLI, type RunResult, sheepdog, sleeper, tempProgram } from "./cli.js";
 
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
 
@@ -134,4 +135,28 @@ export function hashTree(dir: string): string {
   h.update(`${existsSync(dir)}`);
   walk(dir);
   return h.digest("hex");
+}
+
+/**
+ * Registers an afterEach that ends what each test started: the managers of the programs it made
+ * (by exact pid) and the live stand-ins. `cleanups` takes anything else.
+ */
+export function cleanedUp() {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+  return {
+    cleanups,
+    program(...args: Parameters<typeof managerProgram>) {
+      const p = managerProgram(...args);
+      cleanups.push(() => killStarted(p.stateDir));
+      return p;
+    },
+    live(seconds = 300) {
+      const child = sleeper(seconds);
+      cleanups.push(() => child.kill("SIGKILL"));
+      return child;
+    },
+  };
 }
