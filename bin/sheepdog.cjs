@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 "use strict";
-// The statusline runs on every update of every agent on the host: its CommonJS bundle starts
-// without Node's ESM loader. Every other command goes through the ESM CLI.
-if (process.argv[2] === "statusline") require("../dist/hot/statusline.cjs");
+// The statusline runs on every update of every agent on the host, and the hooks in the turn's
+// path: their CommonJS bundles start without Node's ESM loader. Every other command goes
+// through the ESM CLI.
+const command = process.argv[2];
+if (command === "statusline") require("../dist/hot/statusline.cjs");
+else if (command === "hook") require("../dist/hot/hook.cjs");
 else import("../dist/cli.js");

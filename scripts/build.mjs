@@ -50,13 +50,16 @@ for (const name of HOT) {
   });
 }
 
-// The statusline: one CommonJS file (no ESM loader at start-up), run by bin/sheepdog.cjs.
-await build({
-  ...common,
-  banner: {},
-  entryPoints: ["src/hot-statusline.ts"],
-  outfile: `${outdir}/hot/statusline.cjs`,
-  format: "cjs",
-  // util/lazy.ts uses the CommonJS `require` when there is one; import.meta is dead code here.
-  logOverride: { "empty-import-meta": "silent" },
-});
+// The statusline and the hooks: one CommonJS file each (no ESM loader at start-up), run by
+// bin/sheepdog.cjs.
+for (const name of ["statusline", "hook"]) {
+  await build({
+    ...common,
+    banner: {},
+    entryPoints: [`src/hot-${name}.ts`],
+    outfile: `${outdir}/hot/${name}.cjs`,
+    format: "cjs",
+    // util/lazy.ts uses the CommonJS `require` when there is one; import.meta is dead code here.
+    logOverride: { "empty-import-meta": "silent" },
+  });
+}

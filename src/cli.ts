@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   reopen: () => import("./commands/reopen.js"),
   "hand-over": () => import("./commands/hand-over.js"),
   statusline: () => import("./commands/statusline.js"),
+  hook: () => import("./commands/hook.js"),
   usage: () => import("./commands/usage.js"),
   "merge-lock": () => import("./commands/merge-lock.js"),
   page: () => import("./commands/page.js"),
@@ -43,7 +44,8 @@ const HELP = `sheepdog — keeps unattended AI coding loops alive
   sheepdog save [--pid N] [--transcript PATH] [--progress TEXT]
   sheepdog hand-over --note TEXT [--pid N] [--transcript PATH] [--progress TEXT]
   sheepdog finish --note TEXT [--pid N] [--json]  |  sheepdog reopen [--json]
-  sheepdog statusline
+  sheepdog statusline                 (Claude Code statusLine: stdin JSON → one line)
+  sheepdog hook stop-failure          (Claude Code StopFailure hook: stdin JSON)
   sheepdog usage [--seat DIR] [--json]
   sheepdog merge-lock acquire|release|show [--pid N] [--item ID] [--stale] [--json]
   sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume   (each [--json])
@@ -95,9 +97,9 @@ async function main(argv: string[]): Promise<number | undefined> {
     );
     return EXIT.usage;
   }
-  if (name === "statusline") {
+  if (name === "statusline" || name === "hook") {
     // The same CommonJS bundle bin/sheepdog.cjs runs; it sets its own exit code.
-    createRequire(import.meta.url)("./hot/statusline.cjs");
+    createRequire(import.meta.url)(`./hot/${name}.cjs`);
     return undefined;
   }
   process.title = `sheepdog ${name}`;

@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
+import { FIXTURES } from "./helpers/fixtures.js";
 import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
-import { SHARED } from "./helpers/shared.js";
 
-const FIXTURE = join(SHARED, "fixtures", "transcript-basic.jsonl");
-// The fixture's context is 5 + 2210 + 140995 = 143210 (../shared/fixtures/README.md).
+const FIXTURE = join(FIXTURES, "transcript-basic.jsonl");
+// The fixture's context is 5 + 2210 + 140995 = 143210 (test/fixtures/README.md).
 
 const started: ChildProcess[] = [];
 function manager(): string {

@@ -6,11 +6,11 @@ import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sheepdog, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
-import { SHARED } from "./helpers/shared.js";
+import { FIXTURES } from "./helpers/fixtures.js";
 import { assistantLine, writeTranscript } from "./helpers/usage.js";
 
-const FIXTURE = join(SHARED, "fixtures", "transcript-basic.jsonl");
-// The fixture's context is 5 + 2210 + 140995 = 143210 (../shared/fixtures/README.md).
+const FIXTURE = join(FIXTURES, "transcript-basic.jsonl");
+// The fixture's context is 5 + 2210 + 140995 = 143210 (test/fixtures/README.md).
 const FIXTURE_TOKENS = 143210;
 
 const started: ChildProcess[] = [];

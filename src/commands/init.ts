@@ -9,6 +9,7 @@ import {
   NAME_PATTERN,
 } from "../config/schema.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { claudeSettingsSnippet } from "../usage/claude-settings.js";
 import { parseCommandArgs } from "../util/args.js";
 import { expandHome } from "../util/fs.js";
 
@@ -42,6 +43,14 @@ What sheepdog expects of you:
   finish the step you are on, write down where things stand, and run
   \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
 - When the backlog is done: \`sheepdog finish --note "what was done"\`.
+
+For usage limits to pause the program, the seat's Claude Code settings (\`settings.json\` in
+its config folder, e.g. \`~/.claude/settings.json\`) need sheepdog's statusline and StopFailure
+hook (\`sheepdog doctor\` checks both):
+
+\`\`\`json
+${claudeSettingsSnippet(2)}
+\`\`\`
 `;
 
 export async function run(argv: string[]): Promise<number> {

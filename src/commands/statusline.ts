@@ -61,6 +61,7 @@ export async function run(_argv: string[]): Promise<number> {
       session_id: input.session_id,
       cwd: input.cwd,
       seat,
+      context_window_size: input.context_size,
       at: iso(now),
     });
   } catch (err) {

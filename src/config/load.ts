@@ -18,7 +18,8 @@ export interface Policy {
   crashLoopStarts: number;
   crashLoopWithin: number;
   noProgressHandOvers: number;
-  handOverTokens: number;
+  /** A token count, or "auto": 75 % of the manager session's context window. */
+  handOverTokens: number | "auto";
   pauseAtPercent: number;
   pauseFallback: number;
   pageCooldown: number;

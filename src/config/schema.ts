@@ -18,7 +18,8 @@ export const DEFAULTS = {
     crash_loop: { starts: 3, within: "1h" },
     no_progress_hand_overs: 3,
   },
-  hand_over_tokens: 200_000,
+  /** `"auto"`: 75 % of the manager session's context window (DESIGN §4). */
+  hand_over_tokens: "auto",
   usage: { pause_at_percent: 100, pause_fallback: "1h" },
   merge_lock: { ref: "refs/looprunner/merge-lock" },
   ledger: { remote: "origin", branch: "ledger" },
@@ -104,7 +105,12 @@ export const programSchema = z.strictObject({
     }),
     { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
   ),
-  hand_over_tokens: count(DEFAULTS.hand_over_tokens),
+  hand_over_tokens: z._default(
+    z.union([z.literal("auto"), z.number().check(z.int(), z.positive())], {
+      message: '"auto" or a positive integer',
+    }),
+    DEFAULTS.hand_over_tokens,
+  ),
   usage: z._default(
     z.strictObject({
       seat: z.optional(text()),

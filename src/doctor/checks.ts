@@ -10,6 +10,12 @@ import {
 } from "../install/installed.js";
 import { homeDir, unitPath, which } from "../install/target.js";
 import { stateDirOf, stateDirProblem, stateFiles } from "../state/dir.js";
+import {
+  claudeSettingsSnippet,
+  runsSheepdog,
+  STOP_FAILURE_COMMAND,
+  stopFailureCommands,
+} from "../usage/claude-settings.js";
 import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
 import { seatOf } from "../usage/seat.js";
 import { formatDuration } from "../util/duration.js";
@@ -258,28 +264,38 @@ function toolChecks(program: Program, covering: Installed[]): Check[] {
   });
 }
 
+/** The seat's settings.json, parsed, or why it cannot be. */
+function readSettings(settings: string): { parsed: unknown } | { why: string } {
+  try {
+    return { parsed: JSON.parse(readFileSync(settings, "utf8")) };
+  } catch (err) {
+    return {
+      why:
+        (err as NodeJS.ErrnoException).code === "ENOENT"
+          ? "does not exist"
+          : `cannot be read as JSON: ${(err as Error).message}`,
+    };
+  }
+}
+
+const settingsFix = (settings: string) => `merge into ${settings}: ${claudeSettingsSnippet()}`;
+
 function statuslineCheck(program: Program): Check {
   const seat = seatOf(program.config);
   const settings = join(seat, "settings.json");
-  const fix = `add to ${settings}: "statusLine": {"type": "command", "command": "sheepdog statusline"}`;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(settings, "utf8"));
-  } catch (err) {
-    const why =
-      (err as NodeJS.ErrnoException).code === "ENOENT"
-        ? "does not exist"
-        : `cannot be read as JSON: ${(err as Error).message}`;
+  const fix = settingsFix(settings);
+  const read = readSettings(settings);
+  if ("why" in read)
     return bad(
       program.name,
       "statusline",
       "warn",
-      `${settings} ${why}; no usage readings for seat ${seat}`,
+      `${settings} ${read.why}; no usage readings for seat ${seat}`,
       fix,
     );
-  }
-  const command = (parsed as { statusLine?: { command?: unknown } } | null)?.statusLine?.command;
-  if (typeof command === "string" && /sheepdog(\.js)?["']?\s+statusline/.test(command))
+  const command = (read.parsed as { statusLine?: { command?: unknown } } | null)?.statusLine
+    ?.command;
+  if (typeof command === "string" && runsSheepdog(command, "statusline"))
     return ok(program.name, "statusline", `${settings}: statusLine runs ${command}`);
   return bad(
     program.name,
@@ -289,6 +305,25 @@ function statuslineCheck(program: Program): Check {
       ? `${settings}: statusLine runs ${JSON.stringify(command)}, not sheepdog statusline; usage limits will not pause this program`
       : `${settings}: no statusLine command; usage limits will not pause this program`,
     fix,
+  );
+}
+
+/** The StopFailure hook (DESIGN §5): a usage-limit stop recorded at once, not at the next tick. */
+function stopFailureHookCheck(program: Program): Check {
+  const settings = join(seatOf(program.config), "settings.json");
+  const read = readSettings(settings);
+  const name = "stop_failure_hook";
+  if ("why" in read)
+    return bad(program.name, name, "warn", `${settings} ${read.why}`, settingsFix(settings));
+  const commands = stopFailureCommands(read.parsed);
+  const ours = commands.find((c) => runsSheepdog(c, "hook stop-failure"));
+  if (ours) return ok(program.name, name, `${settings}: StopFailure runs ${ours}`);
+  return bad(
+    program.name,
+    name,
+    "warn",
+    `${settings}: no StopFailure hook runs ${STOP_FAILURE_COMMAND}; a usage-limit stop is seen only when a tick reads the transcript`,
+    settingsFix(settings),
   );
 }
 
@@ -398,6 +433,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     lastTickCheck(program, covering),
     ...toolChecks(program, covering),
     statuslineCheck(program),
+    stopFailureHookCheck(program),
     pagesCheck(program),
   ];
 }

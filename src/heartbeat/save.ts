@@ -6,6 +6,7 @@ import { appendEvent, readEvents } from "../journal/journal.js";
 import { replay } from "../journal/replay.js";
 import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
+import { lookupSession } from "../usage/sessions.js";
 import { contextTokensOf, findTranscript } from "../usage/transcript.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
@@ -40,6 +41,20 @@ export interface SaveFacts {
   progress: string | null;
   pushed: boolean | null;
   notices: string[];
+  /** The manager session's context window as the statusline recorded it, when known. */
+  contextWindow: number | null;
+}
+
+/** Claude Code's window when the statusline never said (DESIGN §4: 200000 → 150000 at auto). */
+const DEFAULT_WINDOW = 200_000;
+/** Claude Code compacts by itself before the window is full: hand over at three quarters. */
+const AUTO_SHARE = 0.75;
+
+/** The hand-over threshold in force (DESIGN §4): a number wins; "auto" is 75 % of the window. */
+export function handOverThreshold(setting: number | "auto", contextWindow: number | null): number {
+  if (setting !== "auto") return setting;
+  const window = contextWindow !== null && contextWindow > 0 ? contextWindow : DEFAULT_WINDOW;
+  return Math.floor(window * AUTO_SHARE);
 }
 
 function message(err: unknown): string {
@@ -131,7 +146,15 @@ export async function gatherSaveFacts(
       notices.push(`ledger: ${message(err)}`);
     }
   }
-  return { contextTokens, transcript, progress, pushed, notices };
+  let contextWindow: number | null = null;
+  if (program.policy.handOverTokens === "auto") {
+    try {
+      contextWindow = lookupSession(opts.manager)?.context_window_size ?? null;
+    } catch {
+      // no session map: the default window
+    }
+  }
+  return { contextTokens, transcript, progress, pushed, notices, contextWindow };
 }
 
 /** The answer save and hand-over print: the facts plus the watchdog's word (pause, stand-down). */
@@ -144,13 +167,14 @@ export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: numbe
       : null;
   if (pause) notices.push(`the program is paused until ${pause.until}: save and stop`);
   const stoodDown = state.stoodDown ? { reason: String(state.stoodDown.reason ?? "") } : null;
+  const threshold = handOverThreshold(program.policy.handOverTokens, facts.contextWindow);
   return {
     program: program.name,
     saved_at: iso(now),
     pushed: facts.pushed,
     context_tokens: facts.contextTokens,
-    hand_over: facts.contextTokens !== null && facts.contextTokens >= program.policy.handOverTokens,
-    hand_over_at: program.policy.handOverTokens,
+    hand_over: facts.contextTokens !== null && facts.contextTokens >= threshold,
+    hand_over_at: threshold,
     transcript: facts.transcript,
     pause,
     stood_down: stoodDown,

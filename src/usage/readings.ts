@@ -25,6 +25,8 @@ export interface Reading {
   /** ISO time the window resets. */
   resets_at: string;
   source: "statusline" | "refusal";
+  /** The Claude Code session that rendered it (statusline readings; absent in old files). */
+  session?: string;
   /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
   text?: string;
   refusal_at?: string | null;
@@ -32,7 +34,7 @@ export interface Reading {
 
 export type NewReading = Omit<Reading, "at" | "seat">;
 
-/** The merged state of one window: the readings with the latest reset, their highest use. */
+/** The merged state of one window (DESIGN §5): the highest current use among sessions. */
 export interface MergedWindow {
   used_percentage: number;
   /** Epoch ms. */
@@ -115,35 +117,59 @@ export function seatsWithReadings(env: NodeJS.ProcessEnv = process.env): string[
   return [...seats].sort();
 }
 
+/** Which session a reading belongs to (readings written before sessions were recorded: one). */
+function sessionOf(r: Reading): string {
+  return r.session ?? "";
+}
+
+/** Per window, each session's newest statusline reading (readings are in file order). */
+function newestPerSession(readings: readonly Reading[]): Record<UsageWindow, Reading[]> {
+  const by: Record<UsageWindow, Map<string, Reading>> = {
+    five_hour: new Map(),
+    seven_day: new Map(),
+  };
+  for (const r of readings) if (r.source !== "refusal") by[r.window].set(sessionOf(r), r);
+  return { five_hour: [...by.five_hour.values()], seven_day: [...by.seven_day.values()] };
+}
+
 /**
- * Merges the statusline's readings per window (DESIGN §5). Refusal readings are left out: each
- * limits the seat until its own reset, whatever the merge says (see `judgeSeat`). Pure.
+ * Merges the statusline's readings per window (DESIGN §5): each session's newest reading counts
+ * (its reset may have moved, earlier as well as later); the window's use is the highest among
+ * those whose reset is still ahead, and its reset the latest among the readings at that use.
+ * When every session's reset has passed, the window has reset. Refusal readings are left out:
+ * each limits the seat until its own reset (see `judgeSeat`). Pure.
  */
 export function mergeReadings(readings: readonly Reading[], now: number): Merged {
   const merged: Merged = { five_hour: null, seven_day: null };
-  for (const r of readings) {
-    if (r.source === "refusal") continue;
-    const resets = Date.parse(r.resets_at);
-    const cur = merged[r.window];
-    if (!cur || resets > cur.resets_at) {
-      merged[r.window] = { used_percentage: r.used_percentage, resets_at: resets, reset: false };
-    } else if (resets === cur.resets_at && r.used_percentage > cur.used_percentage) {
-      cur.used_percentage = r.used_percentage; // within a window, use only rises
-    }
-  }
+  const newest = newestPerSession(readings);
   for (const w of WINDOWS) {
-    const m = merged[w];
-    if (m) m.reset = now >= m.resets_at;
+    let best: MergedWindow | null = null;
+    let lastPassed: MergedWindow | null = null;
+    for (const r of newest[w]) {
+      const resets = Date.parse(r.resets_at);
+      if (now >= resets) {
+        if (!lastPassed || resets > lastPassed.resets_at)
+          lastPassed = { used_percentage: r.used_percentage, resets_at: resets, reset: true };
+        continue;
+      }
+      if (
+        !best ||
+        r.used_percentage > best.used_percentage ||
+        (r.used_percentage === best.used_percentage && resets > best.resets_at)
+      )
+        best = { used_percentage: r.used_percentage, resets_at: resets, reset: false };
+    }
+    merged[w] = best ?? lastPassed;
   }
   return merged;
 }
 
 /**
- * Drops old readings while keeping what the judgement needs: per window the newest statusline
- * reading (the proof a window reopened), the one that sets the merged value, and the last few
- * of windows that reset less than a week ago; every refusal reading not yet reset, and the
- * last few recorded within a week (so a refusal still at the end of a transcript is known as
- * recorded and not recorded again). Keeps file order. Pure.
+ * Drops old readings while keeping what the judgement needs: per window each session's newest
+ * statusline reading until its reset has passed (the proof the window reopened for it), the
+ * newest of all, and the last few of windows that reset less than a week ago; every refusal
+ * reading not yet reset, and the last few recorded within a week (so a refusal still at the
+ * end of a transcript is known as recorded and not recorded again). Keeps file order. Pure.
  */
 export function pruneReadings(readings: Reading[], now: number): Reading[] {
   const keep = new Set<number>();
@@ -152,15 +178,9 @@ export function pruneReadings(readings: Reading[], now: number): Reading[] {
     const idx = indexed.filter(([r]) => r.window === w && r.source !== "refusal");
     const last = idx.at(-1);
     if (last) keep.add(last[1]);
-    let best: readonly [Reading, number] | undefined;
-    for (const e of idx) {
-      if (!best) best = e;
-      else {
-        const [r, b] = [Date.parse(e[0].resets_at), Date.parse(best[0].resets_at)];
-        if (r > b || (r === b && e[0].used_percentage > best[0].used_percentage)) best = e;
-      }
-    }
-    if (best) keep.add(best[1]);
+    const newest = new Map<string, readonly [Reading, number]>();
+    for (const e of idx) newest.set(sessionOf(e[0]), e);
+    for (const [r, i] of newest.values()) if (Date.parse(r.resets_at) > now) keep.add(i);
     const recent = idx.filter(([r]) => Date.parse(r.resets_at) > now - WEEK);
     for (const [, i] of recent.slice(-KEEP_PER_WINDOW)) keep.add(i);
   }
@@ -177,6 +197,7 @@ function sameValue(a: Reading | undefined, b: NewReading): boolean {
     a.used_percentage === b.used_percentage &&
     Date.parse(a.resets_at) === Date.parse(b.resets_at) &&
     a.source === b.source &&
+    a.session === b.session &&
     a.text === b.text &&
     a.refusal_at === b.refusal_at
   );
@@ -208,11 +229,11 @@ export function appendReadings(
     size = fstatSync(fd).size;
     // The newest reading of each window is near the end: read the tail, the rest only if needed.
     let text = size > 0 ? readRange(fd, Math.max(0, size - TAIL), Math.min(size, TAIL)) : "";
-    let newest = newestByWindow(parseReadings(text));
-    if (size > TAIL && newest.size < WINDOWS.length)
-      newest = newestByWindow(parseReadings(readRange(fd, 0, size)));
+    let newest = newestByKey(parseReadings(text));
+    if (size > TAIL && readings.some((r) => !newest.has(keyOf(r))))
+      newest = newestByKey(parseReadings(readRange(fd, 0, size)));
     written = readings
-      .filter((r) => !sameValue(newest.get(r.window), r))
+      .filter((r) => !sameValue(newest.get(keyOf(r)), r))
       .map((r) => ({ at: iso(now), seat, ...r }));
     if (written.length === 0) return [];
     // One write(2) on an O_APPEND file: concurrent statuslines never interleave lines; a
@@ -231,9 +252,14 @@ export function appendReadings(
   return written;
 }
 
-function newestByWindow(readings: Reading[]): Map<UsageWindow, Reading> {
-  const newest = new Map<UsageWindow, Reading>();
-  for (const r of readings) newest.set(r.window, r);
+/** A reading's series: its window and session (refusals are a series of their own). */
+function keyOf(r: NewReading): string {
+  return `${r.window}\u0000${r.source === "refusal" ? "\u0001refusal" : (r.session ?? "")}`;
+}
+
+function newestByKey(readings: Reading[]): Map<string, Reading> {
+  const newest = new Map<string, Reading>();
+  for (const r of readings) newest.set(keyOf(r), r);
   return newest;
 }
 

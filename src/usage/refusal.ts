@@ -14,12 +14,31 @@ const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 
 /** A warning ("Approaching usage limit · 75% used") is never a limit. */
 const WARNING = /\bapproaching\b|\b\d{1,3}\s*%\s*(?:of\s+\w+\s+)?used\b/i;
-const LIMIT =
-  /usage limit reached|\blimit reached\b|\bhit (?:your|the) (?:[\w-]+ )*limit\b|\breached (?:your|the) (?:[\w-]+ )*limit\b|\bout of (?:extra )?usage\b/i;
 
-/** The window a refusal speaks of: weekly texts name the seven-day window. */
+/**
+ * The limits an account has (DESIGN §5), by name: never `Rate limit` (a server-side 429 while
+ * the account has room) nor `Context limit` (the window is full: /compact).
+ */
+const KIND = String.raw`(?:usage|session|weekly|opus|sonnet|(?:\d+|five)[- ]hour|daily)`;
+const LIMIT = new RegExp(
+  [
+    String.raw`\busage limit reached\b`,
+    // `5-hour limit reached`, `Weekly limit reached`, `Opus 4 limit reached`, `Session limit reached`
+    String.raw`(?:^|[^\w-])${KIND}(?: [\d.]+)? limit reached\b`,
+    // `You've hit your session limit`, `You’ve hit your limit`
+    String.raw`\bhit your (?:${KIND}(?: [\d.]+)? )?limit\b`,
+    String.raw`\bout of extra usage\b`,
+  ].join("|"),
+  "i",
+);
+/** Texts that name a limit but say it is not the account's (`… (not your usage limit)`). */
+const NOT_A_LIMIT = /\bnot your usage limit\b|\btemporarily limiting requests\b/i;
+
+/** The window a refusal speaks of: weekly, Opus and Sonnet limits are the seven-day window. */
 export function refusalWindow(text: string): RefusalWindow {
-  return /\bweek(?:ly)?\b|\b7[- ]day\b|\bseven[- ]day\b/i.test(text) ? "seven_day" : "five_hour";
+  return /\bweek(?:ly)?\b|\b7[- ]day\b|\bseven[- ]day\b|\bopus\b|\bsonnet\b/i.test(text)
+    ? "seven_day"
+    : "five_hour";
 }
 
 /**
@@ -37,15 +56,32 @@ export function parseRefusal(
     const n = Number(epoch[1]);
     return { resets_at: n > 1e12 ? Math.floor(n / 1000) : n, window: refusalWindow(text) };
   }
-  if (!LIMIT.test(text) || (WARNING.test(text) && !/reached|\bhit\b/i.test(text))) return null;
+  if (!LIMIT.test(text) || NOT_A_LIMIT.test(text)) return null;
+  if (WARNING.test(text) && !/reached|\bhit\b/i.test(text)) return null;
   return { resets_at: resetOf(text, entryTime, localZone), window: refusalWindow(text) };
 }
 
+/**
+ * The reset phrase (DESIGN §5): what follows `resets` up to the first ` · ` or ` ∙ ` (an upgrade
+ * hint or a trailing separator is not part of it); the zone is its first parenthesised group,
+ * and whatever follows that group is ignored.
+ */
+function resetPhrase(text: string): { spec: string; zone: string | null } | null {
+  const m = /\bresets?\s+(?:at\s+|on\s+)?([^\n]*)/i.exec(text);
+  if (!m) return null;
+  let phrase = m[1] ?? "";
+  const cut = /\s[·∙](?:\s|$)/.exec(phrase);
+  if (cut) phrase = phrase.slice(0, cut.index);
+  const paren = /\(([^)]*)\)/.exec(phrase);
+  const spec = (paren ? phrase.slice(0, paren.index) : phrase).replace(/[\s.·∙]+$/, "");
+  return { spec, zone: paren?.[1]?.trim() || null };
+}
+
 function resetOf(text: string, entryTime: number, localZone: string): number | null {
-  const m = /\bresets?\s+(?:at\s+|on\s+)?([^()\n]*?)\s*(?:\(([^)]+)\))?\s*\.?\s*$/im.exec(text);
+  const m = resetPhrase(text);
   if (!m || !Number.isFinite(entryTime)) return null;
-  const spec = (m[1] ?? "").trim().toLowerCase().replace(/,/g, " ").replace(/\s+/g, " ");
-  const zone = m[2]?.trim() || localZone;
+  const spec = m.spec.trim().toLowerCase().replace(/,/g, " ").replace(/\s+/g, " ");
+  const zone = m.zone || localZone;
   if (!validZone(zone)) return null;
 
   const clockRe = /(?:^|\s)(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$/;

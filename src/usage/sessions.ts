@@ -16,6 +16,8 @@ export interface SessionEntry {
   session_id: string | null;
   cwd: string | null;
   seat: string;
+  /** The session's context window as Claude Code last reported it (`hand_over_tokens: "auto"`). */
+  context_window_size?: number | null;
   at: string;
 }
 
@@ -40,13 +42,17 @@ export function recordSession(entry: SessionEntry, env: NodeJS.ProcessEnv = proc
   let dir = join(hostStateDir(env), SESSIONS);
   const path = join(dir, `${entry.pid}.json`);
   const old = read(path);
+  // An update without a context window (an older Claude Code, a malformed field) keeps the last.
+  if (entry.context_window_size == null && old?.start_time === entry.start_time)
+    entry = { ...entry, context_window_size: old.context_window_size ?? null };
   if (
     old &&
     old.start_time === entry.start_time &&
     old.transcript_path === entry.transcript_path &&
     old.session_id === entry.session_id &&
     old.cwd === entry.cwd &&
-    old.seat === entry.seat
+    old.seat === entry.seat &&
+    (old.context_window_size ?? null) === (entry.context_window_size ?? null)
   )
     return false;
   if (!old) dir = ensureHostDir(SESSIONS, env);

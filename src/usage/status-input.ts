@@ -1,6 +1,7 @@
 // What Claude Code pipes to its statusLine command, validated piece by piece with zod/mini:
 // one malformed field must not cost the rest of the line.
 import * as z from "zod/mini";
+import { contextOfUsage, type Usage } from "./context-usage.js";
 import type { NewReading, UsageWindow } from "./readings.js";
 
 const finite = z.number().check(z.refine(Number.isFinite));
@@ -28,12 +29,15 @@ function epochSeconds(v: number | string | null | undefined): number | null {
 }
 const model = z.object({ id: z.optional(z.string()), display_name: z.optional(z.string()) });
 const currentUsage = z.object({
-  input_tokens: z.optional(finite),
+  input_tokens: finite,
   cache_creation_input_tokens: z.optional(finite),
   cache_read_input_tokens: z.optional(finite),
+  cache_creation: z.optional(z.nullable(z.unknown())),
 });
 const contextWindow = z.object({
   context_window_size: z.optional(z.nullable(finite)),
+  // null before the first API call and right after /compact (Claude Code 2.1.x).
+  used_percentage: z.optional(z.nullable(finite)),
   current_usage: z.optional(z.nullable(z.unknown())),
 });
 const text = z.string();
@@ -67,6 +71,8 @@ export function readStatusInput(raw: unknown): StatusInput {
   const m = pick(model, o.model);
   const cw = pick(contextWindow, o.context_window);
   const cu = cw?.current_usage ? pick(currentUsage, cw.current_usage) : null;
+  const size = cw?.context_window_size ?? null;
+  const usedPct = cw?.used_percentage ?? null;
   const windows: StatusInput["windows"] = {};
   const limits =
     o.rate_limits && typeof o.rate_limits === "object"
@@ -84,12 +90,13 @@ export function readStatusInput(raw: unknown): StatusInput {
     transcript_path: pick(text, o.transcript_path),
     session_id: pick(text, o.session_id),
     cwd: pick(text, o.cwd) ?? pick(text, workspace.current_dir),
+    // DESIGN §4: current_usage; when that is null (after /compact), the used share of the window.
     context_tokens: cu
-      ? (cu.input_tokens ?? 0) +
-        (cu.cache_creation_input_tokens ?? 0) +
-        (cu.cache_read_input_tokens ?? 0)
-      : null,
-    context_size: cw?.context_window_size ?? null,
+      ? contextOfUsage(cu as Usage)
+      : usedPct !== null && size !== null && size > 0
+        ? Math.round((usedPct / 100) * size)
+        : null,
+    context_size: size !== null && size > 0 ? size : null,
     windows,
   };
 }
@@ -106,6 +113,8 @@ export function readingsOf(input: StatusInput): NewReading[] {
       used_percentage: r.used_percentage,
       resets_at: resets.toISOString(),
       source: "statusline",
+      // Readings merge per session (DESIGN §5): each session's newest reading counts.
+      ...(input.session_id ? { session: input.session_id } : {}),
     });
   }
   return out;

@@ -3,6 +3,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type BackLine, linesBackward } from "./backward.js";
+import { contextOfUsage, type Usage } from "./context-usage.js";
 import { parseRefusal } from "./refusal.js";
 import { lookupSession } from "./sessions.js";
 
@@ -21,29 +22,15 @@ export interface Refusal {
 /** A cheap look at a line's head: could this be an assistant entry at all? */
 const ASSISTANT_HEAD = /"(?:type|role)"\s*:\s*"assistant"/;
 
-interface Usage {
-  input_tokens?: unknown;
-  cache_creation_input_tokens?: unknown;
-  cache_read_input_tokens?: unknown;
-}
+/** A main-chain compaction marker (`"subtype":"compact_boundary"`) could be on this line. */
+const BOUNDARY_HEAD = /"subtype"\s*:\s*"compact_boundary"/;
 
 type Kind =
   | { kind: "real"; tokens: number | null }
-  | { kind: "synthetic"; text: string; timestamp: string | null }
+  | { kind: "synthetic"; text: string; timestamp: string | null; error: string | null }
+  /** A compaction: the context right after it (`postTokens`), null when it names none. */
+  | { kind: "boundary"; tokens: number | null }
   | { kind: "other" };
-
-function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
-}
-
-function tokensOf(usage: Usage | undefined | null): number | null {
-  if (!usage || typeof usage !== "object" || typeof usage.input_tokens !== "number") return null;
-  return (
-    num(usage.input_tokens) +
-    num(usage.cache_creation_input_tokens) +
-    num(usage.cache_read_input_tokens)
-  );
-}
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -83,9 +70,33 @@ function usageFromTail(tail: string): Usage | null {
   return null;
 }
 
+/**
+ * A `compact_boundary` line (Claude Code 2.1.x compacts in place: `{"type":"system",
+ * "subtype":"compact_boundary","compactMetadata":{"preTokens","postTokens"}}`; older versions
+ * write no `postTokens`). Sidechain boundaries are a sub-agent's own, not the manager's.
+ */
+function boundaryOf(line: BackLine): Kind {
+  if (line.text === null) return { kind: "other" }; // a boundary line is small
+  try {
+    const entry = JSON.parse(line.text) as Record<string, unknown>;
+    if (entry?.type !== "system" || entry.subtype !== "compact_boundary") return { kind: "other" };
+    if (entry.isSidechain === true) return { kind: "other" };
+    const meta = (entry.compactMetadata ?? {}) as Record<string, unknown>;
+    const post = meta.postTokens;
+    return {
+      kind: "boundary",
+      tokens: typeof post === "number" && Number.isFinite(post) && post >= 0 ? post : null,
+    };
+  } catch {
+    return { kind: "other" }; // torn
+  }
+}
+
 /** What a line is, as far as main-thread context and refusals go. */
 function classify(line: BackLine): Kind {
-  if (!ASSISTANT_HEAD.test(line.head.slice(0, 8192))) return { kind: "other" };
+  const head = line.head.slice(0, 8192);
+  if (!ASSISTANT_HEAD.test(head))
+    return BOUNDARY_HEAD.test(head) ? boundaryOf(line) : { kind: "other" };
   if (line.text === null) {
     // An over-sized assistant line (e.g. a huge Write input): judge it by its two ends.
     if (/"isSidechain"\s*:\s*true/.test(line.head)) return { kind: "other" };
@@ -94,7 +105,7 @@ function classify(line: BackLine): Kind {
       /"isApiErrorMessage"\s*:\s*true/.test(line.tail.slice(-4096))
     )
       return { kind: "other" }; // API error texts are short: a huge one is not a refusal
-    const tokens = tokensOf(usageFromTail(line.tail));
+    const tokens = contextOfUsage(usageFromTail(line.tail));
     return tokens === null ? { kind: "other" } : { kind: "real", tokens };
   }
   let entry: Record<string, unknown>;
@@ -111,17 +122,24 @@ function classify(line: BackLine): Kind {
       kind: "synthetic",
       text: textOf(message.content),
       timestamp: typeof entry.timestamp === "string" ? entry.timestamp : null,
+      // Newer versions name the API error's kind (`rate_limit`, `server_error`, …).
+      error: typeof entry.error === "string" ? entry.error : null,
     };
   }
-  return { kind: "real", tokens: tokensOf(message.usage as Usage) };
+  return { kind: "real", tokens: contextOfUsage(message.usage as Usage) };
 }
 
-/** Context tokens of the last main-thread assistant message, read backwards from the end. */
+/**
+ * Context tokens of the last main-thread assistant message, read backwards from the end
+ * (DESIGN §4). A compaction met first ends the walk: the context is its `postTokens`, or
+ * unknown (null); the pre-compaction message never counts again.
+ */
 export function contextTokensOf(path: string): number | null {
   try {
     for (const line of linesBackward(path)) {
       const k = classify(line);
       if (k.kind === "real" && k.tokens !== null) return k.tokens;
+      if (k.kind === "boundary") return k.tokens;
     }
   } catch {
     // unreadable or vanished: no figure
@@ -129,9 +147,36 @@ export function contextTokensOf(path: string): number | null {
   return null;
 }
 
+/** Claude Code's cap on a project folder name before it cuts it and adds a hash. */
+const PROJECT_NAME_MAX = 200;
+
+/**
+ * The name Claude Code gives a working directory's project folder: every character that is not
+ * an ASCII letter or digit (per UTF-16 code unit) becomes `-`; a name over 200 characters is cut
+ * to 200 and gets `-` plus the base-36 `Math.abs` of a 32-bit string hash of the cwd itself
+ * (`h = (h << 5) - h + charCode | 0`). `CLAUDE_CODE_PROJECT_DIR_NAME` overrides the name.
+ * The rule as read from Claude Code's cli.js v2.1.154 in heiervang-technologies/unleash PR #237
+ * and Digital-Process-Tools/claude-remember issue #157 (a 262-character cwd → a 207-character
+ * folder ending `--on930v`).
+ */
+export function projectFolderName(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  const override = env.CLAUDE_CODE_PROJECT_DIR_NAME;
+  if (override && !/[/\\]/.test(override) && override !== "." && override !== "..") return override;
+  const path = resolve(cwd);
+  const name = path.replace(/[^a-zA-Z0-9]/g, "-");
+  if (name.length <= PROJECT_NAME_MAX) return name;
+  let h = 0;
+  for (let i = 0; i < path.length; i++) h = ((h << 5) - h + path.charCodeAt(i)) | 0;
+  return `${name.slice(0, PROJECT_NAME_MAX)}-${Math.abs(h).toString(36)}`;
+}
+
 /** The folder Claude Code keeps a working directory's transcripts in, under a seat. */
-export function projectDirOf(seat: string, cwd: string): string {
-  return join(seat, "projects", resolve(cwd).replace(/[^a-zA-Z0-9]/g, "-"));
+export function projectDirOf(
+  seat: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  return join(seat, "projects", projectFolderName(cwd, env));
 }
 
 /** The newest `*.jsonl` directly in a folder (sub-agents' files live one level deeper). */
@@ -184,7 +229,7 @@ export function findTranscript(opts: {
       }
     }
   }
-  return newestJsonl(projectDirOf(opts.seat, opts.cwd));
+  return newestJsonl(projectDirOf(opts.seat, opts.cwd, opts.env));
 }
 
 /** The last `maxBytes` of a file as text (from a line start where possible), for evidence. */
@@ -226,8 +271,11 @@ export function refusalAtEnd(path: string, localZone?: string): Refusal | null {
   try {
     for (const line of linesBackward(path)) {
       const k = classify(line);
-      if (k.kind === "real") return null;
+      // Anything the model said, or a compaction, came after any refusal further back.
+      if (k.kind === "real" || k.kind === "boundary") return null;
       if (k.kind !== "synthetic") continue;
+      // An entry that names its error kind is a usage limit only as `rate_limit` (DESIGN §5).
+      if (k.error !== null && k.error !== "rate_limit") continue;
       const entryTime = k.timestamp ? Date.parse(k.timestamp) : Date.now();
       const parsed = parseRefusal(
         k.text,

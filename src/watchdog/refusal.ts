@@ -71,10 +71,13 @@ export function seatWithRefusal(
   const cwd = (subject.alive && subject.manager && cwdOf(subject.manager.pid)) || program.root;
   let transcript: string | null = null;
   try {
+    // The manager's own CLAUDE_CODE_PROJECT_DIR_NAME names its project folder, if it sets one.
+    const dirName = program.config.manager.env.CLAUDE_CODE_PROJECT_DIR_NAME;
     transcript = findTranscript({
       seat,
       cwd,
       ...(subject.manager ? { manager: subject.manager } : {}),
+      ...(dirName ? { env: { ...process.env, CLAUDE_CODE_PROJECT_DIR_NAME: dirName } } : {}),
     });
   } catch {
     // no transcript to read: no evidence

@@ -5,10 +5,10 @@ import { join, resolve } from "node:path";
 import { openProgramAt, type ProgramContext } from "../../src/config/context.js";
 import type { LaunchRequest } from "../../src/launch/types.js";
 import { tempProgram } from "./cli.js";
-import { SHARED } from "./shared.js";
+import { FIXTURES } from "./fixtures.js";
 
 export const TEST_BIN = resolve("test/bin");
-export const HERDR_SCHEMA = join(SHARED, "herdr", "herdr-api.schema.json");
+export const HERDR_SCHEMA = join(FIXTURES, "herdr", "herdr-api.schema.json");
 
 /** A program on disk, loaded as the watchdog would load it. */
 export function programWith(name: string, config: Record<string, unknown>): ProgramContext {

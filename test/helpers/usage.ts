@@ -1,9 +1,9 @@
 // Builders for Claude Code-shaped transcript lines (the fixtures' shapes), for usage tests.
 import { appendFileSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { SHARED } from "./shared.js";
+import { dirname } from "node:path";
+import { FIXTURES } from "./fixtures.js";
 
-export const FIXTURES = join(SHARED, "fixtures");
+export { FIXTURES };
 
 let n = 0;
 const base = (extra: Record<string, unknown>) => ({

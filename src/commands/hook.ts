@@ -1,0 +1,63 @@
+// `sheepdog hook stop-failure`: the command for Claude Code's `StopFailure` hook (DESIGN §5).
+// A turn that stopped at a usage limit is recorded at once as a refusal reading for the seat,
+// so the next tick pauses without waiting to find it in the transcript; every other stop is
+// ignored. Like `statusline` it never fails loudly: exit 0, at most one line on stdout.
+import { readFileSync, writeSync } from "node:fs";
+import { EXIT, UsageError } from "../errors.js";
+import { seatFromEnv } from "../usage/host-state.js";
+import { recordRefusalReading } from "../usage/limit.js";
+import { readStopFailure, refusalOfStopFailure } from "../usage/stop-failure.js";
+import { type Refusal, refusalAtEnd } from "../usage/transcript.js";
+
+/** `usage.pause_fallback`'s default: the hook belongs to no program, so it has no setting. */
+const FALLBACK_MS = 3600_000;
+
+function quiet(what: string, err: unknown): void {
+  if (process.env.SHEEPDOG_DEBUG)
+    process.stderr.write(`sheepdog hook stop-failure: ${what}: ${(err as Error).message}\n`);
+}
+
+/**
+ * The refusal as the transcript has it, when its last entry is the same text: the watchdog
+ * reads that entry too, and with the same entry time the seat records it once.
+ */
+function asInTranscript(refusal: Refusal, transcript: string | null): Refusal {
+  if (!transcript) return refusal;
+  try {
+    const found = refusalAtEnd(transcript);
+    if (found?.at && found.text === refusal.text) return found;
+  } catch (err) {
+    quiet("reading the transcript", err);
+  }
+  return refusal;
+}
+
+function stopFailure(): number {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(0, "utf8"));
+  } catch (err) {
+    quiet("reading the payload", err);
+    return EXIT.ok;
+  }
+  const stop = readStopFailure(raw);
+  const now = Date.now();
+  const found = stop ? refusalOfStopFailure(stop, now) : null;
+  if (!stop || !found) return EXIT.ok;
+  try {
+    const seat = seatFromEnv();
+    const refusal = asInTranscript(found, stop.transcript_path);
+    const reading = recordRefusalReading(seat, refusal, FALLBACK_MS, now);
+    writeSync(1, `sheepdog: usage limit on ${seat} recorded until ${reading.resets_at}\n`);
+  } catch (err) {
+    quiet("recording the refusal", err);
+  }
+  return EXIT.ok;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [event, ...rest] = argv;
+  if (event !== "stop-failure" || rest.length > 0)
+    throw new UsageError("usage: sheepdog hook stop-failure   (Claude Code StopFailure hook)");
+  return stopFailure();
+}
