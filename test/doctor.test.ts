@@ -38,7 +38,17 @@ function healthy(config: Record<string, unknown> = {}) {
   mkdirSync(seat);
   writeFileSync(
     join(seat, "settings.json"),
-    JSON.stringify({ statusLine: { type: "command", command: "sheepdog statusline" } }),
+    JSON.stringify({
+      statusLine: { type: "command", command: "sheepdog statusline" },
+      hooks: {
+        StopFailure: [
+          {
+            matcher: "rate_limit",
+            hooks: [{ type: "command", command: "/opt/bin/sheepdog hook stop-failure" }],
+          },
+        ],
+      },
+    }),
   );
   writeFileSync(tokenFile, "tk_secret_never_printed\n", { mode: 0o600 });
   mkdirSync(p.stateDir, { mode: 0o700 });
@@ -90,6 +100,7 @@ describe("doctor", () => {
       "last_tick",
       `tool:${process.execPath}`,
       "statusline",
+      "stop_failure_hook",
       "pages",
     ]);
     expect(report.checks[0]?.program).toBeNull();
@@ -99,7 +110,7 @@ describe("doctor", () => {
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 8 checks ok");
+    expect(human.stdout).toContain("all 9 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {
@@ -165,8 +176,24 @@ describe("doctor", () => {
     },
     {
       name: "no statusLine in the seat's settings",
-      breakIt: () => writeFileSync(join(seat, "settings.json"), "{}"),
+      breakIt: () =>
+        writeFileSync(
+          join(seat, "settings.json"),
+          JSON.stringify({
+            hooks: { StopFailure: [{ hooks: [{ command: "sheepdog hook stop-failure" }] }] },
+          }),
+        ),
       check: "statusline",
+      status: "warn",
+    },
+    {
+      name: "no StopFailure hook in the seat's settings",
+      breakIt: () =>
+        writeFileSync(
+          join(seat, "settings.json"),
+          JSON.stringify({ statusLine: { type: "command", command: "sheepdog statusline" } }),
+        ),
+      check: "stop_failure_hook",
       status: "warn",
     },
     {
@@ -190,6 +217,28 @@ describe("doctor", () => {
       true,
     );
     expect(code).toBe(status === "fail" ? 1 : 0);
+  });
+
+  it("with neither in settings.json, both checks show the one snippet to merge in", () => {
+    healthy();
+    writeFileSync(join(seat, "settings.json"), "{}");
+    const { report } = doctor();
+    for (const name of ["statusline", "stop_failure_hook"]) {
+      const c = report.checks.find((x) => x.check === name);
+      expect(c?.status).toBe("warn");
+      const snippet = JSON.parse(String(c?.fix).replace(/^merge into [^:]+: /, ""));
+      expect(snippet).toEqual({
+        statusLine: { type: "command", command: "sheepdog statusline" },
+        hooks: {
+          StopFailure: [
+            {
+              matcher: "rate_limit",
+              hooks: [{ type: "command", command: "sheepdog hook stop-failure" }],
+            },
+          ],
+        },
+      });
+    }
   });
 
   it("a token only in an env var fails: the timer's environment does not carry it", () => {

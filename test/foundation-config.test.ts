@@ -96,7 +96,7 @@ const MALFORMED: { what: string; text: string; message: RegExp }[] = [
   {
     what: "wrong type",
     text: '{"name": "bad", "hand_over_tokens": "200000"}',
-    message: /hand_over_tokens: expected a positive integer, got string "200000"/,
+    message: /hand_over_tokens: expected "auto" or a positive integer, got "200000"/,
   },
   {
     what: "section of the wrong type",
@@ -137,7 +137,7 @@ const MALFORMED: { what: string; text: string; message: RegExp }[] = [
   {
     what: "fractional token threshold",
     text: '{"name": "bad", "hand_over_tokens": 1.5}',
-    message: /hand_over_tokens: expected a positive integer, got number 1\.5/,
+    message: /hand_over_tokens: expected "auto" or a positive integer, got 1\.5/,
   },
   {
     what: "invalid JSON (trailing comma) names line and column",

@@ -23,6 +23,7 @@ function reading(
   used: number,
   resetsMs: number,
   atMs = NOW - H,
+  session?: string,
 ): Reading {
   return {
     at: at(atMs),
@@ -31,20 +32,63 @@ function reading(
     used_percentage: used,
     resets_at: at(resetsMs),
     source: "statusline",
+    ...(session ? { session } : {}),
   };
 }
+/** A reading of one Claude Code session. */
+const of = (session: string, window: Reading["window"], used: number, resetsMs: number) =>
+  reading(window, used, resetsMs, NOW - H, session);
 
 describe("mergeReadings", () => {
   const cases: [string, Reading[], ReturnType<typeof mergeReadings>][] = [
     ["no readings", [], { five_hour: null, seven_day: null }],
     [
-      "the highest use within the latest window",
-      [
-        reading("five_hour", 40, NOW + H),
-        reading("five_hour", 55, NOW + H),
-        reading("five_hour", 50, NOW + H),
-      ],
+      "one session: its newest reading counts",
+      [of("a", "five_hour", 40, NOW + H), of("a", "five_hour", 55, NOW + H)],
       { five_hour: { used_percentage: 55, resets_at: NOW + H, reset: false }, seven_day: null },
+    ],
+    [
+      "the highest of each session's newest reading",
+      [
+        of("a", "five_hour", 40, NOW + H),
+        of("b", "five_hour", 70, NOW + H),
+        of("a", "five_hour", 50, NOW + H),
+      ],
+      { five_hour: { used_percentage: 70, resets_at: NOW + H, reset: false }, seven_day: null },
+    ],
+    [
+      "an idle session's stale low reading never hides another session's 100 %",
+      [of("busy", "five_hour", 100, NOW + 2 * H), of("idle", "five_hour", 12, NOW + 2 * H)],
+      {
+        five_hour: { used_percentage: 100, resets_at: NOW + 2 * H, reset: false },
+        seven_day: null,
+      },
+    ],
+    [
+      "a newer reading whose reset moved earlier is taken",
+      [of("a", "seven_day", 30, NOW + 72 * H), of("a", "seven_day", 45, NOW + 24 * H)],
+      {
+        five_hour: null,
+        seven_day: { used_percentage: 45, resets_at: NOW + 24 * H, reset: false },
+      },
+    ],
+    [
+      "a session whose reset has passed counts as reset beside one still ahead",
+      [of("a", "five_hour", 100, NOW - 60_000), of("b", "five_hour", 20, NOW + 2 * H)],
+      { five_hour: { used_percentage: 20, resets_at: NOW + 2 * H, reset: false }, seven_day: null },
+    ],
+    [
+      "at the same use, the latest reset",
+      [of("a", "five_hour", 100, NOW + H), of("b", "five_hour", 100, NOW + 2 * H)],
+      {
+        five_hour: { used_percentage: 100, resets_at: NOW + 2 * H, reset: false },
+        seven_day: null,
+      },
+    ],
+    [
+      "old readings with no session are one session",
+      [reading("five_hour", 90, NOW + H), reading("five_hour", 10, NOW + H)],
+      { five_hour: { used_percentage: 10, resets_at: NOW + H, reset: false }, seven_day: null },
     ],
     [
       "an older window's higher percentage is ignored",
@@ -267,10 +311,11 @@ describe("pruning", () => {
     const old: Reading[] = [];
     for (let i = 0; i < 50; i++)
       old.push(reading("five_hour", i, NOW - 10 * 24 * H, NOW - 11 * 24 * H));
-    const peak = reading("seven_day", 97, NOW + 24 * H, NOW - 3 * H);
+    // An idle session's last reading sets the merged value; a busy one reads lower since.
+    const peak = reading("seven_day", 97, NOW + 24 * H, NOW - 3 * H, "idle");
     const later: Reading[] = [];
     for (let i = 0; i < 30; i++)
-      later.push(reading("seven_day", 60, NOW + 24 * H, NOW - 2 * H + i));
+      later.push(reading("seven_day", 60, NOW + 24 * H, NOW - 2 * H + i, "busy"));
     const all = [...old, peak, ...later];
     const kept = pruneReadings(all, NOW);
     expect(kept.length).toBeLessThan(30);
