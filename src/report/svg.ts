@@ -107,7 +107,7 @@ function spansSvg(spans: readonly Span[], s: Scale, bottom: number): string {
 /** A round maximum for the token scale: 1, 2 or 5 times a power of ten, at least `max`. */
 function niceMax(max: number): number {
   const p = 10 ** Math.floor(Math.log10(Math.max(max, 1)));
-  return ([1, 2, 2.5, 5, 10].find((m) => m * p >= max) ?? 10) * p;
+  return ([1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].find((m) => m * p >= max) ?? 10) * p;
 }
 
 function tokensSvg(t: Timeline, s: Scale): string {
@@ -148,17 +148,19 @@ function tokensSvg(t: Timeline, s: Scale): string {
     lastX = x;
   }
   flush();
-  const dots = t.managers
-    .filter((b) => b.ending === "hand_over" && b.hand_over_tokens !== null && b.ended_at)
-    .map((b) => {
-      const x = f1(s.x(b.ended_at as string));
-      const yy = y(b.hand_over_tokens as number);
-      const label =
-        t.managers.length <= 30
-          ? `<text class="dot-label" x="${x}" y="${f1(yy - 6)}" text-anchor="middle">${kTokens(b.hand_over_tokens as number)}</text>`
-          : "";
-      return `<g class="hand-over-dot"><title>${esc(`pid ${b.pid} handed over at ${b.hand_over_tokens} tokens, ${stamp(b.ended_at as string)}`)}</title><circle cx="${x}" cy="${f1(yy)}" r="3.5"/>${label}</g>`;
-    });
+  // A dot per hand-over while they can be told apart; beyond that the line says enough.
+  const handOvers = t.managers.filter(
+    (b) => b.ending === "hand_over" && b.hand_over_tokens !== null && b.ended_at,
+  );
+  const dots = (handOvers.length <= 60 ? handOvers : []).map((b) => {
+    const x = f1(s.x(b.ended_at as string));
+    const yy = y(b.hand_over_tokens as number);
+    const label =
+      t.managers.length <= 30
+        ? `<text class="dot-label" x="${x}" y="${f1(yy - 6)}" text-anchor="middle">${kTokens(b.hand_over_tokens as number)}</text>`
+        : "";
+    return `<g class="hand-over-dot"><title>${esc(`pid ${b.pid} handed over at ${b.hand_over_tokens} tokens, ${stamp(b.ended_at as string)}`)}</title><circle cx="${x}" cy="${f1(yy)}" r="3.5"/>${label}</g>`;
+  });
   return [grid, ...lines, ...dots].join("\n");
 }
 

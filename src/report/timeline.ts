@@ -203,8 +203,12 @@ function newBar(n: number, e: JournalEvent): Building {
 /** Replays starts, claims, saves and ends into one bar per manager. */
 function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
   const bars: Building[] = [];
-  const open = (pid: number | null) =>
-    pid === null ? undefined : bars.findLast((b) => b.pid === pid && b.ending === null);
+  // The newest bar of each pid: saves are most of a journal, so no search per save.
+  const byPid = new Map<number, Building>();
+  const open = (pid: number | null) => {
+    const b = pid === null ? undefined : byPid.get(pid);
+    return b && b.ending === null ? b : undefined;
+  };
   const end = (b: Building | undefined, ending: Ending, at: string, note: string | null) => {
     if (!b || b.ending !== null) return;
     b.ending = ending;
@@ -269,6 +273,9 @@ function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
         );
         break;
     }
+    // A start or a claim may have made a bar or given one its pid.
+    if (e.type === "claimed" || e.type === "manager_started")
+      for (const b of bars.slice(-2)) if (b.pid !== null && b.ending === null) byPid.set(b.pid, b);
   }
   markReplacements(bars);
   return bars.map((b) => {
