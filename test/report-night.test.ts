@@ -292,8 +292,10 @@ describe("report of a scripted night", () => {
     const rendered = shown.dom.match(/<g class="bar /g) ?? [];
     expect(rendered).toHaveLength(ofJournal("manager_started").length);
     // To look at it: SHEEPDOG_REPORT_SHOT=/tmp/night.png npx vitest run test/report-night.test.ts
-    if (process.env.SHEEPDOG_REPORT_SHOT)
+    if (process.env.SHEEPDOG_REPORT_SHOT) {
       writeFileSync(process.env.SHEEPDOG_REPORT_SHOT, shown.png);
+      writeFileSync(`${process.env.SHEEPDOG_REPORT_SHOT}.html`, night.html);
+    }
     const img = decodePng(shown.png);
     expect(img.width).toBe(1280);
     const stats = pixelStats(img);

@@ -152,13 +152,16 @@ function tokensSvg(t: Timeline, s: Scale): string {
   const handOvers = t.managers.filter(
     (b) => b.ending === "hand_over" && b.hand_over_tokens !== null && b.ended_at,
   );
+  let lastLabel = Number.NEGATIVE_INFINITY;
   const dots = (handOvers.length <= 60 ? handOvers : []).map((b) => {
     const x = f1(s.x(b.ended_at as string));
     const yy = y(b.hand_over_tokens as number);
-    const label =
-      t.managers.length <= 30
-        ? `<text class="dot-label" x="${x}" y="${f1(yy - 6)}" text-anchor="middle">${kTokens(b.hand_over_tokens as number)}</text>`
-        : "";
+    // A label that would overlap the previous one is left to the dot's title.
+    const room = Number(x) - lastLabel > 34;
+    if (room) lastLabel = Number(x);
+    const label = room
+      ? `<text class="dot-label" x="${x}" y="${f1(yy - 6)}" text-anchor="middle">${kTokens(b.hand_over_tokens as number)}</text>`
+      : "";
     return `<g class="hand-over-dot"><title>${esc(`pid ${b.pid} handed over at ${b.hand_over_tokens} tokens, ${stamp(b.ended_at as string)}`)}</title><circle cx="${x}" cy="${f1(yy)}" r="3.5"/>${label}</g>`;
   });
   return [grid, ...lines, ...dots].join("\n");
