@@ -52,24 +52,28 @@ function writeNight(stateDir: string, managers: number, savesEach: number, stepM
   const now = Date.now();
   let t = now - managers * (savesEach + 3) * stepMs;
   const note = "x".repeat(300);
+  const next = () => {
+    t += stepMs;
+    return t;
+  };
   for (let i = 0; i < managers; i++) {
     const pid = 100_000 + i;
     appendEvent(
       stateDir,
       { type: "manager_started", reason: "r", planned: true, pid, launcher: "command" },
-      (t += stepMs),
+      next(),
     );
-    appendEvent(stateDir, { type: "claimed", pid, start_time: `st${pid}` }, (t += stepMs));
+    appendEvent(stateDir, { type: "claimed", pid, start_time: `st${pid}` }, next());
     for (let k = 1; k <= savesEach; k++)
       appendEvent(
         stateDir,
         { type: "saved", pid, context_tokens: k * 10_000, progress: note, pushed: null },
-        (t += stepMs),
+        next(),
       );
     appendEvent(
       stateDir,
       { type: "hand_over", pid, context_tokens: savesEach * 10_000, note: "n" },
-      (t += stepMs),
+      next(),
     );
     appendEvent(stateDir, { type: "released", pid, start_time: `st${pid}` }, t);
   }
