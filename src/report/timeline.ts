@@ -202,83 +202,16 @@ function newBar(n: number, e: JournalEvent): Building {
 
 /** Replays starts, claims, saves and ends into one bar per manager. */
 function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
-  const bars: Building[] = [];
-  // The newest bar of each pid: saves are most of a journal, so no search per save.
-  const byPid = new Map<number, Building>();
-  const open = (pid: number | null) => {
-    const b = pid === null ? undefined : byPid.get(pid);
-    return b && b.ending === null ? b : undefined;
-  };
-  const end = (b: Building | undefined, ending: Ending, at: string, note: string | null) => {
-    if (!b || b.ending !== null) return;
-    b.ending = ending;
-    b.ended_at = at;
-    b.end_note = note;
-  };
+  const r: Replaying = { bars: [], byPid: new Map() };
   for (const e of events) {
-    const pid = num(e.pid);
-    switch (e.type) {
-      case "manager_started":
-      case "manager_start_failed":
-        onStart(bars, e, end);
-        break;
-      case "claimed":
-        onClaim(bars, e, end);
-        break;
-      case "saved": {
-        const b = open(pid);
-        const tokens = num(e.context_tokens);
-        if (b && b.claimed_at !== null) {
-          b.saves++;
-          b.last_seen_at = e.at;
-          if (tokens !== null) b.last_tokens = tokens;
-        }
-        break;
-      }
-      case "hand_over": {
-        const b = open(pid);
-        if (b) {
-          b.hand_over_tokens = num(e.context_tokens);
-          if (b.hand_over_tokens !== null) b.last_tokens = b.hand_over_tokens;
-          b.last_seen_at = e.at;
-        }
-        end(b, "hand_over", e.at, str(e.note));
-        break;
-      }
-      case "finished":
-        end(open(pid), "finished", e.at, str(e.note));
-        break;
-      case "released":
-        end(
-          open(pid),
-          "released",
-          e.at,
-          e.forced ? `removed by a person: ${str(e.note) ?? ""}` : null,
-        );
-        break;
-      case "manager_stopped":
-        end(open(pid), stoppedEnding(e), e.at, str(e.reason));
-        break;
-      case "claim_broken":
-        if (pid !== null) end(open(pid), "dead", e.at, str(e.reason));
-        break;
-      case "stood_down":
-        // A stand-down replaces an unplanned start, which only a dead holder (or none) calls
-        // for: a manager still holding the claim here was found dead, and its claim is left.
-        end(
-          bars.findLast((b) => b.ending === null && b.claimed_at !== null),
-          "dead",
-          e.at,
-          str(e.reason),
-        );
-        break;
-    }
+    applyEvent(r, e);
     // A start or a claim may have made a bar or given one its pid.
     if (e.type === "claimed" || e.type === "manager_started")
-      for (const b of bars.slice(-2)) if (b.pid !== null && b.ending === null) byPid.set(b.pid, b);
+      for (const b of r.bars.slice(-2))
+        if (b.pid !== null && b.ending === null) r.byPid.set(b.pid, b);
   }
-  markReplacements(bars);
-  return bars.map((b) => {
+  markReplacements(r.bars);
+  return r.bars.map((b) => {
     const ending = b.ending ?? "running";
     return {
       ...b,
@@ -288,9 +221,73 @@ function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
   });
 }
 
-type EndFn = (b: Building | undefined, ending: Ending, at: string, note: string | null) => void;
+interface Replaying {
+  bars: Building[];
+  /** The newest bar of each pid: saves are most of a journal, so no search per save. */
+  byPid: Map<number, Building>;
+}
 
-function onStart(bars: Building[], e: JournalEvent, end: EndFn): void {
+function openBar(r: Replaying, pid: number | null): Building | undefined {
+  const b = pid === null ? undefined : r.byPid.get(pid);
+  return b && b.ending === null ? b : undefined;
+}
+
+/** Ends a bar once: the first end the journal records is how it ended. */
+function end(b: Building | undefined, ending: Ending, at: string, note: string | null): void {
+  if (!b || b.ending !== null) return;
+  b.ending = ending;
+  b.ended_at = at;
+  b.end_note = note;
+}
+
+function applyEvent(r: Replaying, e: JournalEvent): void {
+  const b = openBar(r, num(e.pid));
+  switch (e.type) {
+    case "manager_started":
+    case "manager_start_failed":
+      onStart(r.bars, e);
+      break;
+    case "claimed":
+      onClaim(r.bars, e);
+      break;
+    case "saved":
+      if (b && b.claimed_at !== null) {
+        b.saves++;
+        b.last_seen_at = e.at;
+        b.last_tokens = num(e.context_tokens) ?? b.last_tokens;
+      }
+      break;
+    case "hand_over":
+      if (b) {
+        b.hand_over_tokens = num(e.context_tokens);
+        b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
+        b.last_seen_at = e.at;
+      }
+      end(b, "hand_over", e.at, str(e.note));
+      break;
+    case "finished":
+      end(b, "finished", e.at, str(e.note));
+      break;
+    case "released":
+      end(b, "released", e.at, e.forced ? `removed by a person: ${str(e.note) ?? ""}` : null);
+      break;
+    case "manager_stopped":
+      end(b, stoppedEnding(e), e.at, str(e.reason));
+      break;
+    case "claim_broken":
+      end(b, "dead", e.at, str(e.reason));
+      break;
+    case "stood_down": {
+      // A stand-down replaces an unplanned start, which only a dead holder (or none) calls
+      // for: a manager still holding the claim here was found dead, and its claim is left.
+      const holder = r.bars.findLast((x) => x.ending === null && x.claimed_at !== null);
+      end(holder, "dead", e.at, str(e.reason));
+      break;
+    }
+  }
+}
+
+function onStart(bars: Building[], e: JournalEvent): void {
   // A start that never claimed and was never stopped is over when the next start comes.
   for (const b of bars)
     if (b.ending === null && b.claimed_at === null) end(b, "never_claimed", e.at, null);
@@ -303,7 +300,7 @@ function onStart(bars: Building[], e: JournalEvent, end: EndFn): void {
   if (e.type === "manager_start_failed") end(b, "start_failed", e.at, str(e.reason));
 }
 
-function onClaim(bars: Building[], e: JournalEvent, end: EndFn): void {
+function onClaim(bars: Building[], e: JournalEvent): void {
   const pid = num(e.pid);
   // Another manager's claim replaces whoever still held it without an end we saw.
   for (const b of bars)
