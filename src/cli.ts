@@ -32,6 +32,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   doctor: () => import("./commands/doctor.js"),
   watch: () => import("./commands/watch.js"),
   demo: () => import("./commands/demo.js"),
+  report: () => import("./commands/report.js"),
 };
 
 const HELP = `sheepdog — keeps unattended AI coding loops alive
@@ -54,6 +55,7 @@ const HELP = `sheepdog — keeps unattended AI coding loops alive
   sheepdog uninstall launchd|systemd [--all] [--dry-run] [--json]
   sheepdog doctor [--json]
   sheepdog journal [--since 1h] [--json]
+  sheepdog report [--all] [--since 24h] [--out FILE] [--open] [--json]
   sheepdog demo
   sheepdog watch                      (resident mode: not available yet)
 

@@ -34,6 +34,15 @@ describe("sheepdog demo", () => {
     for (const t of ["hand_over", "manager_stopped", "claim_broken", "stood_down", "cleared"]) {
       expect(types).toContain(t);
     }
+    // It ends with the picture of what happened: a bar per manager the demo started.
+    const report = /The report: (\S+)/.exec(r.stdout)?.[1] as string;
+    expect(report).toMatch(/\/report-demo-\d{4}-\d{2}-\d{2}\.html$/);
+    const html = readFileSync(report, "utf8");
+    expect(html.match(/<g class="bar /g)).toHaveLength(
+      events.filter((e) => e.type === "manager_started").length,
+    );
+    expect(html).toMatch(/<g class="bar ending-stuck_stopped"/);
+    expect(html).toMatch(/<g class="span stood_down"/);
     const starts = events.filter((e) => e.type === "manager_started");
     expect(starts[0]).toMatchObject({ planned: true });
     // Every manager the demo's ticks started is gone.

@@ -82,6 +82,8 @@ const COMMANDS: { name: string; args: () => string[]; report?: true }[] = [
   { name: "merge-lock show", args: () => ["merge-lock", "show"] },
   { name: "merge-lock show --json", args: () => ["merge-lock", "show", "--json"] },
   { name: "page --test", args: () => ["page", "--test"] },
+  { name: "report", args: () => ["report"] },
+  { name: "report --json", args: () => ["report", "--json"] },
   {
     name: "install systemd --dry-run",
     args: () => ["install", "systemd", "--dry-run", "--program", p.root],

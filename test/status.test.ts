@@ -46,7 +46,8 @@ describe("status", () => {
     const r = sheepdog(["status", "--all"], { env });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toBe("the night as a picture: sheepdog report --all --since 12h");
     expect(lines[0]).toMatch(
       /^PROGRAM +MANAGER +HEARTBEAT +CONTEXT +CLAIM +PAUSE +STOOD DOWN +MERGE LOCK +PAGES +LAST TICK +NOW$/,
     );

@@ -207,6 +207,15 @@ describe("tick: the guards", () => {
     expect(second.report.facts?.gaps).toEqual(gaps);
     const last = JSON.parse(readFileSync(join(p.stateDir, "last-tick.json"), "utf8"));
     expect(last.gaps).toEqual(gaps);
+    // Journaled once, by the tick that found it, for `sheepdog report`.
+    const found = Date.parse(first.report.facts?.now as string);
+    expect(ofType(p.stateDir, "sleep_gap")).toEqual([
+      expect.objectContaining({
+        from: slept,
+        to: first.report.facts?.now,
+        discounted_ms: found - Date.parse(slept) - 60_000,
+      }),
+    ]);
     expect(manager.exitCode).toBeNull();
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
     // Awake time counts: once the manager was silent for stale_after of it, it is stuck.

@@ -226,8 +226,12 @@ export async function run(argv: string[]): Promise<number> {
   if (leftOver.length > 0)
     throw new RuntimeFailure(`demo: managers still running: ${leftOver.join(", ")}`);
   say("done: every manager the demo started has stopped");
+  // The picture of what just happened, as a person would read it in the morning.
+  const report = cli("report", "--since", "1h");
+  if (report.status !== 0)
+    throw new RuntimeFailure(`sheepdog report exited ${report.status}: ${report.stderr}`);
   process.stdout.write(
-    `\nThe journal: ${join(stateDir, "journal.jsonl")}\nRead it: node ${cliPath} journal --program ${root}\n`,
+    `\nThe journal: ${join(stateDir, "journal.jsonl")}\nRead it: node ${cliPath} journal --program ${root}\nThe report: ${report.stdout.trim()}\n`,
   );
   return EXIT.ok;
 }

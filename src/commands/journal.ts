@@ -1,8 +1,8 @@
 import { openProgram } from "../config/context.js";
-import { EXIT, UsageError } from "../errors.js";
+import { EXIT } from "../errors.js";
 import { type JournalEvent, readAllEvents } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
-import { isDuration, parseDuration } from "../util/duration.js";
+import { parseSince } from "../util/since.js";
 
 // Start times and machine ids identify processes for sheepdog; people read pids.
 const SKIP_IN_LINE = new Set(["at", "type", "carried", "start_time", "machine_id"]);
@@ -29,15 +29,7 @@ export async function run(argv: string[]): Promise<number> {
     { program: { type: "string" }, since: { type: "string" }, json: { type: "boolean" } },
     false,
   );
-  let since = Number.NEGATIVE_INFINITY;
-  if (values.since !== undefined) {
-    if (isDuration(values.since)) since = Date.now() - parseDuration(values.since);
-    else if (!Number.isNaN(Date.parse(values.since))) since = Date.parse(values.since);
-    else
-      throw new UsageError(
-        `--since: expected a duration such as 1h or an ISO-8601 time, got ${JSON.stringify(values.since)}`,
-      );
-  }
+  const since = values.since === undefined ? Number.NEGATIVE_INFINITY : parseSince(values.since);
   const program = openProgram(values.program);
   const events = readAllEvents(program.stateDir).filter((e) => Date.parse(e.at) >= since);
   if (values.json) {

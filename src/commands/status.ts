@@ -67,6 +67,16 @@ function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
   ];
 }
 
+/** The last line: where to see the night as a picture, for the same program(s). */
+export function reportHint(values: { program?: string; all?: boolean }): string {
+  const which = values.all
+    ? " --all"
+    : values.program !== undefined
+      ? ` --program ${/^[\w./~-]+$/.test(values.program) ? values.program : JSON.stringify(values.program)}`
+      : "";
+  return `the night as a picture: sheepdog report${which} --since 12h`;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     "status",
@@ -135,5 +145,6 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(
     `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null))])}\n`,
   );
+  process.stdout.write(`${reportHint(values)}\n`);
   return code;
 }

@@ -59,6 +59,22 @@ async function pages(
   return afterEvents(program, events, { now, tick: true });
 }
 
+/**
+ * A gap in the watchdog's runs (DESIGN §6: more than two intervals since the last tick) is
+ * journaled once, by the tick that finds it, so `report` can draw the time no manager was
+ * judged on; the excess over one interval is what counts against no manager.
+ */
+function journalSleepGap(program: ProgramContext, lastTickAt: string | null, now: number): void {
+  const last = lastTickAt ? Date.parse(lastTickAt) : Number.NaN;
+  const interval = program.policy.interval;
+  if (Number.isNaN(last) || now - last <= 2 * interval) return;
+  appendEvent(
+    program.stateDir,
+    { type: "sleep_gap", from: lastTickAt, to: iso(now), discounted_ms: now - last - interval },
+    now,
+  );
+}
+
 /** Called when the tick's own deadline passes mid-program, so the journal says so. */
 export let current: ProgramContext | null = null;
 
@@ -100,6 +116,7 @@ export async function tickProgram(
     let actions: string[] = [];
     try {
       facts = await gather(program, now, { held: false }, { record: true });
+      journalSleepGap(program, facts.last_tick_at, now);
       d = decide(facts, program.policy);
       if (needsAct(d)) {
         const { act } = await import("./act.js");

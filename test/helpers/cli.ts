@@ -23,6 +23,7 @@ export function sheepdog(
     input: opts.input ?? "",
     encoding: "utf8",
     timeout: 120_000,
+    maxBuffer: 64 * 1024 * 1024,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }

@@ -1,0 +1,457 @@
+import type { JournalEvent } from "../journal/journal.js";
+
+// The picture of a night (DESIGN §13) as data: journal events in, bars, spans and markers out.
+// Pure: no clock, no files. `report --json` prints exactly this; the HTML is drawn from it.
+
+/** How a manager's time ended, as far as the journal says. */
+export type Ending =
+  | "hand_over"
+  | "finished"
+  | "dead"
+  | "stuck_stopped"
+  | "stopped_for_pause"
+  | "stopped"
+  | "released"
+  | "never_claimed"
+  | "start_failed"
+  | "replaced"
+  | "running";
+
+/** One manager's life: from its start (or claim) to how it ended. */
+export interface ManagerBar {
+  /** 1-based, in start order over the whole journal (stable across windows). */
+  n: number;
+  pid: number | null;
+  start_time: string | null;
+  /** The `manager_started` that launched it (null: it claimed without a start we saw). */
+  started_at: string | null;
+  claimed_at: string | null;
+  /** The last sign of life: its last save, else its claim, else its start. */
+  last_seen_at: string;
+  /** When the journal recorded its end (null while running). */
+  ended_at: string | null;
+  ending: Ending;
+  /** "hand-over at 152k", "dead", "stuck-stopped", … */
+  ending_label: string;
+  /** Whether its start was planned (null: no start seen). */
+  planned: boolean | null;
+  start_reason: string | null;
+  launcher: string | null;
+  pane: string | null;
+  saves: number;
+  /** Context tokens at its last save (or its hand-over). */
+  last_tokens: number | null;
+  hand_over_tokens: number | null;
+  /** The hand-over or finish note, or why it was stopped or broken. */
+  end_note: string | null;
+  /** Dead or stuck: from its last sign of life to its successor's claim (null: not replaced). */
+  replaced_after_ms: number | null;
+}
+
+export interface TokenPoint {
+  at: string;
+  pid: number | null;
+  context_tokens: number;
+}
+
+export type SpanKind = "paused" | "stood_down" | "finished" | "sleep_gap";
+
+/** A stretch of program time: a pause, a stand-down, a finish, a gap in the watchdog's runs. */
+export interface Span {
+  kind: SpanKind;
+  from: string;
+  /** When it ended, or the end of the window when it still holds (`ongoing`). */
+  to: string;
+  ongoing: boolean;
+  reason: string;
+  /** Pauses: until when; gaps: how much was not counted against any manager. */
+  until?: string | null;
+  discounted_ms?: number;
+}
+
+/** A moment worth a marker: a page sent or failed, a failed tick. */
+export interface Marker {
+  at: string;
+  kind: "paged" | "page_failed" | "tick_failed";
+  /** The page's kind (`stood_down`, `paused`, …) or null. */
+  page_kind: string | null;
+  text: string;
+  priority: number | null;
+}
+
+export interface Timeline {
+  program: string;
+  root: string;
+  /** The window asked for (`--since` to the time of the report). */
+  window: { from: string; to: string };
+  /** The drawn axis: the window, starting no earlier than the program's first event. */
+  axis: { from: string; to: string };
+  /** Nothing happened in the window and nothing held through it. */
+  empty: boolean;
+  first_event_at: string | null;
+  last_event_at: string | null;
+  managers: ManagerBar[];
+  tokens: TokenPoint[];
+  spans: Span[];
+  markers: Marker[];
+}
+
+export interface TimelineInput {
+  program: string;
+  root: string;
+  /** Every event kept, oldest first, without rotation's carried copies. */
+  events: readonly JournalEvent[];
+  from: number;
+  to: number;
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const ms = (at: string): number => Date.parse(at);
+
+/** `152k`, `1.2M`, `800`. */
+export function kTokens(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+  if (n >= 1000) return `${Math.round(n / 1000)}k`;
+  return String(n);
+}
+
+export function endingLabel(bar: Pick<ManagerBar, "ending" | "hand_over_tokens">): string {
+  switch (bar.ending) {
+    case "hand_over":
+      return bar.hand_over_tokens === null
+        ? "hand-over"
+        : `hand-over at ${kTokens(bar.hand_over_tokens)}`;
+    case "stuck_stopped":
+      return "stuck-stopped";
+    case "stopped_for_pause":
+      return "stopped for the pause";
+    case "never_claimed":
+      return "never claimed";
+    case "start_failed":
+      return "start failed";
+    default:
+      return bar.ending;
+  }
+}
+
+/** Builds the timeline of one program's journal over [from, to]. */
+export function buildTimeline(input: TimelineInput): Timeline {
+  const events = input.events.filter((e) => !Number.isNaN(ms(e.at)));
+  const bars = managerBars(events);
+  const spans = programSpans(events, input.to);
+  markStoppedForPause(bars, spans);
+  const inWindow = (at: string) => ms(at) >= input.from && ms(at) <= input.to;
+  const overlaps = (a: number, b: number) => b >= input.from && a <= input.to;
+  const managers = bars.filter((b) =>
+    overlaps(ms(b.started_at ?? b.claimed_at ?? b.last_seen_at), ms(b.ended_at ?? iso(input.to))),
+  );
+  const shownSpans = spans.filter((s) => overlaps(ms(s.from), ms(s.to)));
+  const tokens = tokenPoints(events).filter((p) => inWindow(p.at));
+  const markers = markersOf(events).filter((m) => inWindow(m.at));
+  const first = events[0]?.at ?? null;
+  const axisFrom = first ? Math.max(input.from, ms(first) - 1000) : input.from;
+  return {
+    program: input.program,
+    root: input.root,
+    window: { from: iso(input.from), to: iso(input.to) },
+    axis: { from: iso(Math.min(axisFrom, input.to)), to: iso(input.to) },
+    empty:
+      managers.length === 0 &&
+      shownSpans.length === 0 &&
+      markers.length === 0 &&
+      !events.some((e) => inWindow(e.at)),
+    first_event_at: first,
+    last_event_at: events.at(-1)?.at ?? null,
+    managers,
+    tokens,
+    spans: shownSpans,
+    markers,
+  };
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** The mutable record of a bar while the journal is replayed. */
+type Building = Omit<ManagerBar, "ending" | "ending_label" | "replaced_after_ms"> & {
+  ending: Ending | null;
+  replaced_after_ms: number | null;
+};
+
+function newBar(n: number, e: JournalEvent): Building {
+  return {
+    n,
+    pid: num(e.pid),
+    start_time: str(e.start_time),
+    started_at: null,
+    claimed_at: null,
+    last_seen_at: e.at,
+    ended_at: null,
+    ending: null,
+    planned: null,
+    start_reason: null,
+    launcher: null,
+    pane: str(e.pane) ?? str(e.window) ?? null,
+    saves: 0,
+    last_tokens: null,
+    hand_over_tokens: null,
+    end_note: null,
+    replaced_after_ms: null,
+  };
+}
+
+/** Replays starts, claims, saves and ends into one bar per manager. */
+function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
+  const r: Replaying = { bars: [], byPid: new Map() };
+  for (const e of events) {
+    applyEvent(r, e);
+    // A start or a claim may have made a bar or given one its pid.
+    if (e.type === "claimed" || e.type === "manager_started")
+      for (const b of r.bars.slice(-2))
+        if (b.pid !== null && b.ending === null) r.byPid.set(b.pid, b);
+  }
+  markReplacements(r.bars);
+  return r.bars.map((b) => {
+    const ending = b.ending ?? "running";
+    return {
+      ...b,
+      ending,
+      ending_label: endingLabel({ ending, hand_over_tokens: b.hand_over_tokens }),
+    };
+  });
+}
+
+interface Replaying {
+  bars: Building[];
+  /** The newest bar of each pid: saves are most of a journal, so no search per save. */
+  byPid: Map<number, Building>;
+}
+
+function openBar(r: Replaying, pid: number | null): Building | undefined {
+  const b = pid === null ? undefined : r.byPid.get(pid);
+  return b && b.ending === null ? b : undefined;
+}
+
+/** Ends a bar once: the first end the journal records is how it ended. */
+function end(b: Building | undefined, ending: Ending, at: string, note: string | null): void {
+  if (!b || b.ending !== null) return;
+  b.ending = ending;
+  b.ended_at = at;
+  b.end_note = note;
+}
+
+function applyEvent(r: Replaying, e: JournalEvent): void {
+  const b = openBar(r, num(e.pid));
+  switch (e.type) {
+    case "manager_started":
+    case "manager_start_failed":
+      onStart(r.bars, e);
+      break;
+    case "claimed":
+      onClaim(r.bars, e);
+      break;
+    case "saved":
+      if (b && b.claimed_at !== null) {
+        b.saves++;
+        b.last_seen_at = e.at;
+        b.last_tokens = num(e.context_tokens) ?? b.last_tokens;
+      }
+      break;
+    case "hand_over":
+      if (b) {
+        b.hand_over_tokens = num(e.context_tokens);
+        b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
+        b.last_seen_at = e.at;
+      }
+      end(b, "hand_over", e.at, str(e.note));
+      break;
+    case "finished":
+      end(b, "finished", e.at, str(e.note));
+      break;
+    case "released":
+      end(b, "released", e.at, e.forced ? `removed by a person: ${str(e.note) ?? ""}` : null);
+      break;
+    case "manager_stopped":
+      end(b, stoppedEnding(e), e.at, str(e.reason));
+      break;
+    case "claim_broken":
+      end(b, "dead", e.at, str(e.reason));
+      break;
+    case "stood_down": {
+      // A stand-down replaces an unplanned start, which only a dead holder (or none) calls
+      // for: a manager still holding the claim here was found dead, and its claim is left.
+      const holder = r.bars.findLast((x) => x.ending === null && x.claimed_at !== null);
+      end(holder, "dead", e.at, str(e.reason));
+      break;
+    }
+  }
+}
+
+function onStart(bars: Building[], e: JournalEvent): void {
+  // A start that never claimed and was never stopped is over when the next start comes.
+  for (const b of bars)
+    if (b.ending === null && b.claimed_at === null) end(b, "never_claimed", e.at, null);
+  const b = newBar(bars.length + 1, e);
+  b.started_at = e.at;
+  b.planned = e.type === "manager_started" ? e.planned === true : false;
+  b.start_reason = str(e.reason);
+  b.launcher = str(e.launcher);
+  bars.push(b);
+  if (e.type === "manager_start_failed") end(b, "start_failed", e.at, str(e.reason));
+}
+
+function onClaim(bars: Building[], e: JournalEvent): void {
+  const pid = num(e.pid);
+  // Another manager's claim replaces whoever still held it without an end we saw.
+  for (const b of bars)
+    if (b.ending === null && b.claimed_at !== null && b.pid !== pid) end(b, "replaced", e.at, null);
+  // The start that launched it: same pid, else the newest start not yet claimed (a pane
+  // launcher records no pid, or the pane's shell's).
+  let b =
+    bars.findLast((x) => x.ending === null && x.claimed_at === null && x.pid === pid) ??
+    bars.findLast((x) => x.ending === null && x.claimed_at === null);
+  if (!b) {
+    b = newBar(bars.length + 1, e);
+    bars.push(b);
+  }
+  b.pid = pid;
+  b.start_time = str(e.start_time) ?? b.start_time;
+  b.claimed_at = e.at;
+  b.last_seen_at = e.at;
+}
+
+function stoppedEnding(e: JournalEvent): Ending {
+  if (e.decision === "restart_stuck" && e.planned !== true) return "stuck_stopped";
+  if (e.planned === true) return "stopped_for_pause";
+  if (typeof e.reason === "string" && e.reason.includes("never claimed")) return "never_claimed";
+  return "stopped";
+}
+
+/** Dead or stuck: how long from the last sign of life until the next manager claimed. */
+function markReplacements(bars: Building[]): void {
+  bars.forEach((b, i) => {
+    if (b.ending !== "dead" && b.ending !== "stuck_stopped") return;
+    const next = bars.slice(i + 1).find((x) => x.claimed_at !== null);
+    if (next?.claimed_at) b.replaced_after_ms = ms(next.claimed_at) - ms(b.last_seen_at);
+  });
+}
+
+/**
+ * A manager told to stop by a pause (it saves, sees the pause and exits) is found dead by a
+ * later tick; its last sign of life inside the pause says it did what it was told.
+ */
+function markStoppedForPause(bars: ManagerBar[], spans: readonly Span[]): void {
+  for (const b of bars) {
+    if (b.ending !== "dead") continue;
+    const seen = ms(b.last_seen_at);
+    const pause = spans.find((s) => s.kind === "paused" && ms(s.from) <= seen && seen <= ms(s.to));
+    if (pause) {
+      b.ending = "stopped_for_pause";
+      b.ending_label = endingLabel(b);
+    }
+  }
+}
+
+/** Pauses, stand-downs, finishes and sleep gaps, each from its event to the one that ended it. */
+function programSpans(events: readonly JournalEvent[], to: number): Span[] {
+  const spans: Span[] = [];
+  const open: Partial<Record<SpanKind, Span>> = {};
+  const begin = (kind: SpanKind, e: JournalEvent, reason: string, extra: Partial<Span> = {}) => {
+    if (open[kind]) return; // a second `paused` while paused: the first still holds
+    const s: Span = { kind, from: e.at, to: iso(to), ongoing: true, reason, ...extra };
+    open[kind] = s;
+    spans.push(s);
+  };
+  const close = (kind: SpanKind, at: string) => {
+    const s = open[kind];
+    if (!s) return;
+    s.to = at;
+    s.ongoing = false;
+    delete open[kind];
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case "paused":
+        begin("paused", e, str(e.reason) ?? "paused", { until: str(e.until) });
+        break;
+      case "unpaused":
+        close("paused", e.at);
+        break;
+      case "stood_down":
+        begin("stood_down", e, str(e.reason) ?? "stood down");
+        break;
+      case "cleared":
+        close("stood_down", e.at);
+        break;
+      case "finished":
+        begin("finished", e, str(e.note) ?? "finished");
+        break;
+      case "reopened":
+        close("finished", e.at);
+        break;
+      case "sleep_gap":
+        spans.push(sleepGap(e));
+        break;
+    }
+  }
+  // A pause whose end passed with no tick since: it ended at its `until` as far as time goes.
+  const p = open.paused;
+  if (p?.until && ms(p.until) < to) {
+    p.to = p.until;
+    p.ongoing = false;
+  }
+  return spans;
+}
+
+function sleepGap(e: JournalEvent): Span {
+  const from = str(e.from) ?? e.at;
+  const discounted = num(e.discounted_ms) ?? 0;
+  return {
+    kind: "sleep_gap",
+    from,
+    to: str(e.to) ?? e.at,
+    ongoing: false,
+    reason: `the watchdog did not run (the host slept or its timer was held back)`,
+    discounted_ms: discounted,
+  };
+}
+
+function tokenPoints(events: readonly JournalEvent[]): TokenPoint[] {
+  const out: TokenPoint[] = [];
+  for (const e of events) {
+    if (e.type !== "saved" && e.type !== "hand_over") continue;
+    const t = num(e.context_tokens);
+    if (t !== null) out.push({ at: e.at, pid: num(e.pid), context_tokens: t });
+  }
+  return out;
+}
+
+function markersOf(events: readonly JournalEvent[]): Marker[] {
+  const out: Marker[] = [];
+  for (const e of events) {
+    if (e.type === "paged") {
+      const text = str(e.title) ?? str(e.kind) ?? "page";
+      out.push({
+        at: e.at,
+        kind: "paged",
+        page_kind: str(e.kind),
+        text,
+        priority: num(e.priority),
+      });
+    } else if (e.type === "page_failed") {
+      const page = e.page as { title?: unknown; priority?: unknown } | undefined;
+      const text = `not delivered: ${str(page?.title) ?? str(e.kind) ?? "page"} (${str(e.error) ?? "?"})`;
+      out.push({
+        at: e.at,
+        kind: "page_failed",
+        page_kind: str(e.kind),
+        text,
+        priority: num(page?.priority),
+      });
+    } else if (e.type === "tick_failed") {
+      const text = `tick failed: ${str(e.error) ?? "?"}`;
+      out.push({ at: e.at, kind: "tick_failed", page_kind: null, text, priority: null });
+    }
+  }
+  return out;
+}
