@@ -53,7 +53,7 @@ const HELP = `sheepdog — keeps unattended AI coding loops alive
   sheepdog doctor [--json]
   sheepdog journal [--since 1h] [--json]
   sheepdog demo
-  sheepdog watch                      (resident mode: not available yet)
+  sheepdog watch [--all] [--json]     (resident mode: reacts in seconds)
 
 Every command that concerns a program takes --program NAME|PATH.
 Exit codes: 0 done, 1 failed, 2 bad usage/config/input, 3 refused.`;
