@@ -1,5 +1,5 @@
-import { allProgramRoots, resolveProgramRoot } from "../config/resolve.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
+import { allProgramRoots, resolveProgramRoot } from "../config/resolve.js";
 import { EXIT, UsageError } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";

@@ -73,7 +73,9 @@ export class Watcher {
         }
       for (const root of roots)
         if (!this.programs.has(root) && !this.stopping) {
-          const watch = new ProgramWatch(root, this.opts.runPass, (o, p) => this.passed(root, o, p));
+          const watch = new ProgramWatch(root, this.opts.runPass, (o, p) =>
+            this.passed(root, o, p),
+          );
           this.programs.set(root, watch);
           this.dirty = true;
           this.opts.onAdded(root);
@@ -137,5 +139,4 @@ export class Watcher {
     this.record.stopped_at = iso();
     this.writeRecord();
   }
-
 }

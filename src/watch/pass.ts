@@ -61,10 +61,7 @@ export async function abandonPasses(message: string): Promise<void> {
       // the exit code and the log still say it
     }
   }
-  await Promise.race([
-    Promise.allSettled(paging),
-    new Promise((r) => setTimeout(r, 5000).unref()),
-  ]);
+  await Promise.race([Promise.allSettled(paging), new Promise((r) => setTimeout(r, 5000).unref())]);
   for (const program of programs) releaseOwnTickLock(program.stateDir);
 }
 

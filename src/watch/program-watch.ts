@@ -22,9 +22,7 @@ export interface PassOutcome {
   report: ProgramReport;
 }
 
-export interface PassRunner {
-  (program: ProgramContext, trigger: string): Promise<ProgramReport>;
-}
+export type PassRunner = (program: ProgramContext, trigger: string) => Promise<ProgramReport>;
 
 /**
  * One watched program: its file watcher, its death poll, its schedule and its pass queue.
@@ -174,7 +172,8 @@ export function watchedOf(facts: Facts | null, decision: string): Identity[] {
   if (!facts) return [];
   const out: Identity[] = [];
   const c = facts.claim;
-  if (c.state === "alive") out.push({ pid: c.pid, start_time: c.start_time, machine_id: c.machine_id });
+  if (c.state === "alive")
+    out.push({ pid: c.pid, start_time: c.start_time, machine_id: c.machine_id });
   const start = facts.history.last_start;
   // A start is this machine's own (the watchdog starts managers only here).
   if (decision === "starting" && start?.pid !== undefined && start.start_time)
@@ -186,7 +185,8 @@ export function watchedOf(facts: Facts | null, decision: string): Identity[] {
 export function wakeOf(report: ProgramReport, now: number): number | null {
   if (report.decision === "locked") return now + LOCKED_RETRY_MS;
   const f = report.facts;
-  const until = report.decision === "wait_pause" ? f?.paused?.until : f?.seat.limited ? f.seat.until : null;
+  const until =
+    report.decision === "wait_pause" ? f?.paused?.until : f?.seat.limited ? f.seat.until : null;
   const t = until ? Date.parse(until) : Number.NaN;
   return Number.isFinite(t) && t > now ? t : null;
 }

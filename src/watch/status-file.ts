@@ -14,7 +14,12 @@ export interface WatcherRecord {
   stopped_at: string | null;
   last_pass_at: string | null;
   passes: number;
-  programs: { program: string; root: string; last_pass_at: string | null; decision: string | null }[];
+  programs: {
+    program: string;
+    root: string;
+    last_pass_at: string | null;
+    decision: string | null;
+  }[];
 }
 
 export function watchersDir(env: NodeJS.ProcessEnv = process.env): string {
