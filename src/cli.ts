@@ -48,7 +48,7 @@ const HELP = `sheepdog — keeps unattended AI coding loops alive
   sheepdog merge-lock acquire|release|show [--pid N] [--item ID] [--stale] [--json]
   sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume   (each [--json])
   sheepdog page --test [--json]
-  sheepdog install launchd|systemd [--all] [--interval 5m] [--dry-run] [--json]
+  sheepdog install launchd|systemd [--all] [--interval 5m] [--watch] [--dry-run] [--json]
   sheepdog uninstall launchd|systemd [--all] [--dry-run] [--json]
   sheepdog doctor [--json]
   sheepdog journal [--since 1h] [--json]
