@@ -136,6 +136,44 @@ describe("watch: reacts without waiting for the interval", () => {
   });
 });
 
+describe("watch: doctor sees it", () => {
+  const watcherCheck = (env: NodeJS.ProcessEnv) => {
+    const r = sheepdog(["doctor", "--json"], { env });
+    const checks = JSON.parse(r.stdout).checks as {
+      check: string;
+      status: string;
+      detail: string;
+    }[];
+    return checks.find((c) => c.check === "watcher");
+  };
+
+  it("running, stopped cleanly, killed", { timeout: 120_000 }, async () => {
+    const p = t.program();
+    expect(watcherCheck(p.env)?.detail).toMatch(/^no watcher/);
+    const w = startWatch(p.env, [], t.cleanups);
+    await newClaim(p.stateDir);
+    await waitFor("doctor to see the watcher", () =>
+      watcherCheck(p.env)?.detail.startsWith(`watched by pid ${w.child.pid} `),
+    );
+    expect(watcherCheck(p.env)?.status).toBe("ok");
+    expect(await w.stop()).toBe(0);
+    expect(watcherCheck(p.env)).toMatchObject({
+      status: "ok",
+      detail: expect.stringMatching(/^no watcher/),
+    });
+    const again = startWatch(p.env, [], t.cleanups);
+    await waitFor("doctor to see the second watcher", () =>
+      watcherCheck(p.env)?.detail.startsWith(`watched by pid ${again.child.pid} `),
+    );
+    again.child.kill("SIGKILL");
+    await again.exited;
+    expect(watcherCheck(p.env)).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining(`watcher pid ${again.child.pid} died without stopping`),
+    });
+  });
+});
+
 describe("watch: never two managers", () => {
   it("a watcher, a second watcher and timer ticks on one program, many kill rounds", {
     timeout: 300_000,
