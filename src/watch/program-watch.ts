@@ -1,11 +1,18 @@
 import { relative } from "node:path";
 import type { FSWatcher } from "chokidar";
+import type { ScheduledTask } from "node-cron";
 import { openProgramAt, type ProgramContext } from "../config/context.js";
 import { livenessOf, machineId } from "../process/identity.js";
 import type { Facts } from "../watchdog/facts.js";
 import type { ProgramReport } from "../watchdog/tick.js";
 import { PassQueue } from "./queue.js";
 import { type JournalMark, journalChange, relevantPath } from "./relevance.js";
+import { cronOf } from "./schedule.js";
+
+export interface Libraries {
+  chokidar: typeof import("chokidar");
+  cron: typeof import("node-cron");
+}
 
 /** File events within this long of each other run one pass (DESIGN §12: ~200 ms). */
 export const DEBOUNCE_MS = 200;
@@ -40,6 +47,9 @@ export class ProgramWatch {
   /** The live processes the last pass saw (holder, or a start not yet claimed). */
   private watched: Identity[] = [];
   private nextScheduled = 0;
+  private libs: Libraries | null = null;
+  /** The node-cron job running a full pass every interval, and the interval it was made for. */
+  private task: { job: ScheduledTask; interval: number } | null = null;
   /** An earlier wake-up a pass asked for (a pause's end, a `locked` retry). */
   private wakeAt: number | null = null;
   readonly queue: PassQueue;
@@ -58,7 +68,9 @@ export class ProgramWatch {
   }
 
   /** Loads the config, starts watching files and runs the first pass. */
-  async start(chokidar: typeof import("chokidar")): Promise<void> {
+  async start(libs: Libraries): Promise<void> {
+    this.libs = libs;
+    const { chokidar } = libs;
     this.load();
     this.mark = journalChange(this.stateDir(), null).mark;
     this.watcher = chokidar.watch(this.root, {
@@ -90,6 +102,21 @@ export class ProgramWatch {
       this.program = null;
       this.configProblem = (err as Error).message;
     }
+    this.schedule();
+  }
+
+  /** (Re)makes the node-cron job for the program's interval (it may have changed). */
+  private schedule(): void {
+    const interval = this.program?.policy.interval ?? null;
+    if (this.task && this.task.interval === interval) return;
+    void this.task?.job.destroy();
+    this.task = null;
+    const expression = interval ? cronOf(interval) : null;
+    if (!interval || !expression || !this.libs) return;
+    const job = this.libs.cron.schedule(expression, () => this.queue.request("schedule"), {
+      name: `sheepdog-watch:${this.root}`,
+    });
+    this.task = { job, interval };
   }
 
   private onFile(rel: string): void {
@@ -133,8 +160,9 @@ export class ProgramWatch {
       this.queue.request("a wait ended");
       return;
     }
+    // intervals no cron step can say (90s, 7m) are kept here instead
     const interval = this.program?.policy.interval;
-    if (interval && now >= this.nextScheduled) this.queue.request("schedule");
+    if (interval && !this.task && now >= this.nextScheduled) this.queue.request("schedule");
   }
 
   private async pass(trigger: string): Promise<void> {
@@ -155,6 +183,8 @@ export class ProgramWatch {
 
   /** Stops watching; resolves when a pass in progress has finished. */
   async close(): Promise<void> {
+    await this.task?.job.destroy();
+    this.task = null;
     if (this.debounce) clearTimeout(this.debounce);
     this.debounce = null;
     await this.watcher?.close();
