@@ -43,7 +43,10 @@ export async function run(argv: string[]): Promise<number> {
   const stopWaitMs = Number(process.env.SHEEPDOG_WATCH_STOP_MS) || STOP_WAIT_MS;
   const json = values.json === true;
 
-  const abandon = async (why: string): Promise<never> => {
+  let abandoning = false;
+  const abandon = async (why: string): Promise<void> => {
+    if (abandoning) return; // already journaling, paging and releasing: exit comes next
+    abandoning = true;
     process.stderr.write(`sheepdog watch: ${why}\n`);
     watcher.abandonRecord();
     await abandonPasses(why);

@@ -52,6 +52,7 @@ export class ProgramWatch {
   private task: { job: ScheduledTask; interval: number } | null = null;
   /** An earlier wake-up a pass asked for (a pause's end, a `locked` retry). */
   private wakeAt: number | null = null;
+  private polls = 0;
   readonly queue: PassQueue;
   last: PassOutcome | null = null;
 
@@ -149,8 +150,9 @@ export class ProgramWatch {
   /** Called every second: a watched process that died, a schedule or wake-up that is due. */
   poll(now: number): void {
     if (this.queue.busy) return;
+    this.polls++;
     for (const id of this.watched)
-      if (livenessOf(id) !== "alive") {
+      if (!stillAlive(id, this.polls % FULL_CHECK_EVERY === 0)) {
         this.watched = [];
         this.queue.request(`pid ${id.pid} is gone`);
         return;
@@ -189,6 +191,24 @@ export class ProgramWatch {
     this.debounce = null;
     await this.watcher?.close();
     await this.queue.close();
+  }
+}
+
+/** On macOS an exact check spawns `ps`: every poll there is a signal 0, every 5th one exact. */
+const FULL_CHECK_EVERY = 5;
+
+/**
+ * Whether a watched process still runs. On Linux always the exact check (pid + start time,
+ * zombies dead: two reads of /proc). On macOS `kill -0` between exact checks: a pid that is
+ * gone is seen at once; a reused pid or a zombie within five seconds.
+ */
+function stillAlive(id: Identity, full: boolean): boolean {
+  if (process.platform !== "darwin" || full) return livenessOf(id) === "alive";
+  try {
+    process.kill(id.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
