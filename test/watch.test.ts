@@ -43,9 +43,15 @@ describe("watch: reacts without waiting for the interval", () => {
   it("kill -9 of the manager: the death poll runs a pass and a new manager claims", {
     timeout: 120_000,
   }, async () => {
-    const p = t.program();
+    // one save right after claiming, then none: no save of its own can be in flight at the kill
+    // (a `sheepdog save` it started outlives it and would be a file event of its own)
+    const p = t.program(["--save-every", "3600"]);
     const w = startWatch(p.env, ["--json"], t.cleanups);
     const first = await newClaim(p.stateDir);
+    await waitFor("its first save", () => ofType(p.stateDir, "saved").some((e) => e.pid === first.pid));
+    await waitFor("the watcher to have seen the save", () =>
+      w.passes().some((x) => x.programs[0]?.reason.includes("last save")),
+    );
     process.kill(first.pid, "SIGKILL");
     const second = await newClaim(p.stateDir, first.pid);
     expect(second.pid).not.toBe(first.pid);

@@ -44,7 +44,8 @@ export function watcherCheck(program: Program, scheduler: Scheduler): Check {
     const r = live[0] as WatcherRecord;
     const last = mine(r)?.last_pass_at ?? null;
     const said = `watched by pid ${r.pid} since ${r.started_at}; last pass ${ago(last)}${mine(r)?.decision ? ` (${mine(r)?.decision})` : ""}`;
-    const age = Date.now() - parseIso(last);
+    // a watcher that has not passed yet is judged from its start
+    const age = Date.now() - parseIso(last ?? r.started_at);
     if (!(age <= 2 * program.policy.interval))
       return check(
         program,
