@@ -1,6 +1,6 @@
 // The watcher installed by `install systemd --watch` under a real systemd user manager:
 // it runs, replaces a killed manager, and systemd brings it back after `kill -9`.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sheepdog } from "./helpers/cli.js";

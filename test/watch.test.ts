@@ -48,7 +48,9 @@ describe("watch: reacts without waiting for the interval", () => {
     const p = t.program(["--save-every", "3600"]);
     const w = startWatch(p.env, ["--json"], t.cleanups);
     const first = await newClaim(p.stateDir);
-    await waitFor("its first save", () => ofType(p.stateDir, "saved").some((e) => e.pid === first.pid));
+    await waitFor("its first save", () =>
+      ofType(p.stateDir, "saved").some((e) => e.pid === first.pid),
+    );
     await waitFor("the watcher to have seen the save", () =>
       w.passes().some((x) => x.programs[0]?.reason.includes("last save")),
     );
