@@ -67,7 +67,9 @@ describe("watch: reacts without waiting for the interval", () => {
   it("a hand-over: the journal event runs a pass that starts the successor (planned)", {
     timeout: 120_000,
   }, async () => {
-    const p = t.program(["--hand-over-after", "2"]);
+    // --linger: it stays alive after handing over (as a session in a pane does), so its exit
+    // cannot be what runs the pass: only the hand-over's files can
+    const p = t.program(["--hand-over-after", "2", "--linger"]);
     const w = startWatch(p.env, ["--json"], t.cleanups);
     const first = await newClaim(p.stateDir);
     await waitFor("the hand-over", () => ofType(p.stateDir, "hand_over").length > 0, LONG);
@@ -76,6 +78,10 @@ describe("watch: reacts without waiting for the interval", () => {
     expect(started?.planned).toBe(true);
     const pass = w.passes().find((x) => x.programs[0]?.decision === "start_after_hand_over");
     expect(pass?.trigger).toMatch(/journal appended|claim or heartbeat changed/);
+    // the pass stopped the manager that handed over before starting its successor
+    expect(pass?.programs[0]?.actions.join(" ")).toContain(
+      `stopped pid ${first.pid}, which had handed over`,
+    );
     await w.stop();
   });
 

@@ -36,6 +36,6 @@ export async function run(argv: string[]): Promise<number> {
   return runPlan(scheduler, plan, {
     dryRun: values["dry-run"] === true,
     json: values.json === true,
-    extra: { target, watch: values.watch === true },
+    extra: { target, ...(values.watch ? { watch: true } : {}) },
   });
 }
