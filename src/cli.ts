@@ -51,13 +51,13 @@ const HELP = `sheepdog — keeps unattended AI coding loops alive
   sheepdog merge-lock acquire|release|show [--pid N] [--item ID] [--stale] [--json]
   sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume   (each [--json])
   sheepdog page --test [--json]
-  sheepdog install launchd|systemd [--all] [--interval 5m] [--dry-run] [--json]
+  sheepdog install launchd|systemd [--all] [--interval 5m] [--watch] [--dry-run] [--json]
   sheepdog uninstall launchd|systemd [--all] [--dry-run] [--json]
   sheepdog doctor [--json]
   sheepdog journal [--since 1h] [--json]
   sheepdog report [--all] [--since 24h] [--out FILE] [--open] [--json]
   sheepdog demo
-  sheepdog watch                      (resident mode: not available yet)
+  sheepdog watch [--all] [--json]     (resident mode: reacts in seconds)
 
 Every command that concerns a program takes --program NAME|PATH.
 Exit codes: 0 done, 1 failed, 2 bad usage/config/input, 3 refused.`;

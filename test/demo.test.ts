@@ -25,6 +25,12 @@ describe("sheepdog demo", () => {
       decisions.indexOf("restart_stuck"),
     );
     expect(decisions.indexOf("restart_stuck")).toBeLessThan(decisions.indexOf("stand_down"));
+    // scene 8: the same kill and hand-over under `sheepdog watch`, with no tick run by hand
+    expect(r.stdout).toMatch(/watch: replaced in \d+\.\ds: manager pid \d+ claimed/);
+    expect(r.stdout).toMatch(/watch: successor started in \d+\.\ds/);
+    expect(r.stdout).toMatch(/watch log: demo {2}restart_dead /);
+    expect(r.stdout).toMatch(/watch log: demo {2}start_after_hand_over /);
+    expect(r.stdout).toContain("the watcher stopped cleanly (exit 0)");
     const journal = /The journal: (\S+)/.exec(r.stdout)?.[1] as string;
     const events = readFileSync(journal, "utf8")
       .split("\n")

@@ -98,6 +98,7 @@ describe("doctor", () => {
       "state",
       "timer",
       "last_tick",
+      "watcher",
       `tool:${process.execPath}`,
       "statusline",
       "stop_failure_hook",

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -139,6 +139,7 @@ export async function run(argv: string[]): Promise<number> {
       );
 
   let leftOver: number[] = [];
+  let watcher: ChildProcess | null = null;
   say(`a throw-away program in ${root}`);
   say(
     "thresholds compressed: stale after 4s, claim grace 5s, crash loop = 3 unplanned starts in 5m",
@@ -214,7 +215,11 @@ export async function run(argv: string[]): Promise<number> {
     say(`manager pid ${last.pid} claimed the program; back to normal`);
     await sleep(600);
     tick();
+
+    watcher = await watchScenes(last.pid, { cli, holder, waitFor, say, env, root });
   } finally {
+    if (watcher && watcher.exitCode === null && watcher.signalCode === null)
+      watcher.kill("SIGKILL");
     // Leave nothing behind: stop every manager the demo's ticks started, by exact identity.
     const machine = machineId();
     const ids = started();
@@ -234,4 +239,61 @@ export async function run(argv: string[]): Promise<number> {
     `\nThe journal: ${join(stateDir, "journal.jsonl")}\nRead it: node ${cliPath} journal --program ${root}\nThe report: ${report.stdout.trim()}\n`,
   );
   return EXIT.ok;
+}
+
+interface SceneTools {
+  cli: (...args: string[]) => { status: number | null; stdout: string; stderr: string };
+  holder: () => { pid: number } | null;
+  waitFor: <T>(what: string, probe: () => T | null | undefined | false, ms?: number) => Promise<T>;
+  say: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  root: string;
+}
+
+/**
+ * Scene 8: the same kill and hand-over under `sheepdog watch` (DESIGN §12): no tick is run by
+ * hand; the watcher notices the death or the hand-over itself and replaces the manager in about
+ * a second. Returns the watcher process (already stopped with SIGTERM when all went well).
+ */
+async function watchScenes(current: number, t: SceneTools): Promise<ChildProcess> {
+  t.say("— 8. watch mode: sheepdog watch runs the same pass the moment something changes");
+  const watcher = spawn(process.execPath, [cliPath, "watch", "--program", t.root], {
+    env: t.env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  watcher.stdout?.on("data", (d) => {
+    out += d;
+  });
+  await t.waitFor("the watcher to start", () => out.includes("watch started"));
+  await sleep(500);
+  const replaced = async (old: number, since: number) => {
+    const next = await t.waitFor("the replacement to claim", (): { pid: number } | null => {
+      const h = t.holder();
+      return h && h.pid !== old ? h : null;
+    });
+    return { next, s: ((Date.now() - since) / 1000).toFixed(1) };
+  };
+  t.say(`kill -9 ${current} (no tick is run by hand from here on)`);
+  let since = Date.now();
+  process.kill(current, "SIGKILL");
+  const afterKill = await replaced(current, since);
+  t.say(
+    `watch: replaced in ${afterKill.s}s: manager pid ${afterKill.next.pid} claimed the program`,
+  );
+  await sleep(800);
+  t.say(`manager pid ${afterKill.next.pid} hands over`);
+  since = Date.now();
+  const h = t.cli("hand-over", "--pid", String(afterKill.next.pid), "--note", "demo: context full");
+  if (h.status !== 0) throw new RuntimeFailure(`demo: hand-over exited ${h.status}: ${h.stderr}`);
+  const afterHandOver = await replaced(afterKill.next.pid, since);
+  t.say(
+    `watch: successor started in ${afterHandOver.s}s: manager pid ${afterHandOver.next.pid} claimed the program`,
+  );
+  for (const l of out.split("\n").filter((x) => / (restart_dead|start_after_hand_over) /.test(x)))
+    t.say(`watch log: ${l.replace(/^\S+\s+/, "")}`);
+  watcher.kill("SIGTERM");
+  const code = await new Promise<number | null>((r) => watcher.once("close", (c) => r(c)));
+  t.say(`SIGTERM: the watcher stopped cleanly (exit ${code})`);
+  return watcher;
 }

@@ -3,6 +3,7 @@ import { UsageError } from "../errors.js";
 import { runPlan, schedulerArg } from "../install/args.js";
 import { installPlan } from "../install/install.js";
 import type { Target } from "../install/target.js";
+import { withWatcher } from "../install/watch-plan.js";
 import { parseCommandArgs } from "../util/args.js";
 
 /** The interval when --interval is not given: the program's own, or the default for --all. */
@@ -15,6 +16,7 @@ export async function run(argv: string[]): Promise<number> {
     interval: { type: "string" },
     "dry-run": { type: "boolean" },
     json: { type: "boolean" },
+    watch: { type: "boolean" },
   });
   const scheduler = schedulerArg("install", positionals);
   if (values.all && values.program !== undefined)
@@ -28,10 +30,12 @@ export async function run(argv: string[]): Promise<number> {
     target = { kind: "program", name: program.name, root: program.root };
     interval ??= program.config.watchdog.interval;
   }
-  const plan = installPlan(scheduler, target, interval ?? DEFAULT_INTERVAL);
+  let plan = installPlan(scheduler, target, interval ?? DEFAULT_INTERVAL);
+  // --watch: the resident watcher too, beside the timer (which stays as its watchdog)
+  if (values.watch) plan = withWatcher(scheduler, target, plan);
   return runPlan(scheduler, plan, {
     dryRun: values["dry-run"] === true,
     json: values.json === true,
-    extra: { target },
+    extra: { target, ...(values.watch ? { watch: true } : {}) },
   });
 }

@@ -2,6 +2,7 @@ import { resolveProgramRoot, rootOf } from "../config/resolve.js";
 import { UsageError } from "../errors.js";
 import { runPlan, schedulerArg } from "../install/args.js";
 import { uninstallPlan } from "../install/install.js";
+import { withoutWatchers } from "../install/watch-plan.js";
 import { parseCommandArgs } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
@@ -22,10 +23,11 @@ export async function run(argv: string[]): Promise<number> {
         kind: "program" as const,
         root: values.program !== undefined ? rootOf(values.program) : resolveProgramRoot(undefined),
       };
-  const plan = uninstallPlan(scheduler, target);
+  const timer = uninstallPlan(scheduler, target);
+  const plan = withoutWatchers(scheduler, target, timer);
   return runPlan(scheduler, plan, {
     dryRun: values["dry-run"] === true,
     json: values.json === true,
-    extra: { target, found: plan.found.map((f) => f.name) },
+    extra: { target, found: [...timer.found.map((f) => f.name), ...plan.watchers] },
   });
 }

@@ -1,9 +1,103 @@
-import { RuntimeFailure } from "../errors.js";
+import { TICK_DEADLINE_MS } from "../config/load.js";
+import { allProgramRoots, resolveProgramRoot } from "../config/resolve.js";
+import { EXIT, UsageError } from "../errors.js";
+import { parseCommandArgs } from "../util/args.js";
+import { formatDuration } from "../util/duration.js";
+import { iso } from "../util/time.js";
+import { Watcher } from "../watch/loop.js";
+import { abandonPasses, watchPass } from "../watch/pass.js";
+import type { PassOutcome } from "../watch/program-watch.js";
 
-// Resident mode (DESIGN §9) is planned: the same gather → decide → act pass on a schedule and on
-// file changes. Until then the installed timer runs `tick`.
-export async function run(_argv: string[]): Promise<number> {
-  throw new RuntimeFailure(
-    "sheepdog watch: resident mode is not available yet; run ticks from a timer: sheepdog install launchd|systemd",
+/** How long a stop (SIGTERM, SIGINT) waits for passes in progress before abandoning them. */
+const STOP_WAIT_MS = 30_000;
+
+const line = (text: string) => process.stdout.write(`${iso()}  ${text}\n`);
+
+/** A pass as the log shows it: one line when it acted or failed, nothing when it did not. */
+function passLine(o: PassOutcome): string | null {
+  const r = o.report;
+  const failed = r.decision === "tick_failed" || r.decision === "error";
+  if (!failed && r.actions.length === 0) return null;
+  const what = [r.reason, r.actions.join(", ")].filter(Boolean).join("; ");
+  return `${r.program}  ${r.decision}  ${what}  (after: ${o.trigger})`;
+}
+
+/**
+ * `sheepdog watch [--program P | --all] [--json]` (DESIGN §12): the tick's very pass, run at
+ * once on file events and deaths and on every program's interval. Ends on SIGTERM/SIGINT
+ * after the passes in progress finish (or, past the stop wait or on a second signal, abandons
+ * them: journaled, paged, locks released, exit 1).
+ */
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    "watch",
+    argv,
+    { program: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
+    false,
   );
+  if (values.all && values.program !== undefined)
+    throw new UsageError("sheepdog watch: --all and --program cannot be used together");
+  const all = values.all === true;
+  const fixed = all ? [] : [resolveProgramRoot(values.program)];
+  const deadlineMs = Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
+  const stopWaitMs = Number(process.env.SHEEPDOG_WATCH_STOP_MS) || STOP_WAIT_MS;
+  const json = values.json === true;
+
+  let abandoning = false;
+  const abandon = async (why: string): Promise<void> => {
+    if (abandoning) return; // already journaling, paging and releasing: exit comes next
+    abandoning = true;
+    process.stderr.write(`sheepdog watch: ${why}\n`);
+    watcher.abandonRecord();
+    await abandonPasses(why);
+    process.exit(EXIT.failed);
+  };
+  const watcher = new Watcher({
+    roots: () => (all ? allProgramRoots() : fixed),
+    rescan: all,
+    runPass: watchPass(
+      () => deadlineMs,
+      (p, ms) => void abandon(`${p.name}: the pass passed its deadline (${formatDuration(ms)})`),
+    ),
+    onPass(o) {
+      if (json) {
+        const doc = { at: iso(o.at), trigger: o.trigger, programs: [o.report] };
+        process.stdout.write(`${JSON.stringify(doc)}\n`);
+      } else {
+        const text = passLine(o);
+        if (text) line(text);
+      }
+      if (o.report.decision === "tick_failed" || o.report.decision === "error")
+        process.stderr.write(`sheepdog watch: ${o.report.program}: ${o.report.reason}\n`);
+    },
+    onProblem: (root, problem) => process.stderr.write(`sheepdog watch: ${root}: ${problem}\n`),
+    onAdded: (root) => json || line(`watching ${root}`),
+    onRemoved: (root) => json || line(`no longer watching ${root} (its program.json is gone)`),
+  });
+
+  let stopping = false;
+  const stopped = new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return void abandon(`a second ${signal} while stopping`);
+      stopping = true;
+      if (!json) line(`${signal}: stopping after the passes in progress`);
+      const late = setTimeout(
+        () => void abandon(`${signal}: passes still running after ${formatDuration(stopWaitMs)}`),
+        stopWaitMs,
+      );
+      void watcher.stop().then(() => {
+        clearTimeout(late);
+        resolve(EXIT.ok);
+      });
+    };
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
+  });
+  await watcher.start();
+  if (!json)
+    line(
+      all
+        ? `watch started: every program under $SHEEPDOG_HOME (${watcher.programs.size} now)`
+        : `watch started: ${fixed[0]}`,
+    );
+  return stopped;
 }

@@ -20,6 +20,7 @@ import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
 import { seatOf } from "../usage/seat.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
+import { watcherCheck } from "./watcher.js";
 
 /**
  * Everything doctor looks at, read only: no state directory is created, no file written, no
@@ -431,6 +432,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     stateCheck(program.name, root),
     timerCheck(program, covering, inert),
     lastTickCheck(program, covering),
+    watcherCheck(program, nativeScheduler()),
     ...toolChecks(program, covering),
     statuslineCheck(program),
     stopFailureHookCheck(program),

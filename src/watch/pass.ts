@@ -1,0 +1,81 @@
+import { renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { ProgramContext } from "../config/context.js";
+import { appendEvent } from "../journal/journal.js";
+import { identityOf } from "../process/identity.js";
+import { type ProgramReport, TickFailed, tickProgram } from "../watchdog/tick.js";
+import { readTickLock, TICK_LOCK } from "../watchdog/tick-lock.js";
+
+/** The programs whose pass is running now (what a signal or a deadline must account for). */
+export const inFlight = new Set<ProgramContext>();
+
+/**
+ * The watcher's pass: exactly the tick's (`tickProgram`, under `tick.lock`), with the tick's
+ * per-program deadline. A pass that throws was already journaled `tick_failed` and paged by
+ * `tickProgram`; here it becomes a report and the watcher goes on. `onHung` is called when a
+ * pass outlives its deadline (the caller ends the process: a hung watcher must not look alive).
+ */
+export function watchPass(
+  deadlineMs: (program: ProgramContext) => number,
+  onHung: (program: ProgramContext, ms: number) => void,
+): (program: ProgramContext) => Promise<ProgramReport> {
+  return async (program) => {
+    const ms = deadlineMs(program);
+    const timer = setTimeout(() => onHung(program, ms), ms);
+    inFlight.add(program);
+    try {
+      return await tickProgram(program);
+    } catch (err) {
+      const failed = err instanceof TickFailed;
+      return {
+        program: program.name,
+        root: program.root,
+        decision: failed ? "tick_failed" : "error",
+        reason: (err as Error)?.message ?? String(err),
+        facts: failed ? err.facts : null,
+        actions: [],
+      };
+    } finally {
+      clearTimeout(timer);
+      inFlight.delete(program);
+    }
+  };
+}
+
+/**
+ * Journals `tick_failed` for every pass in progress, pages (for at most 5 s) and releases the
+ * tick locks this process holds: used when the watcher must go before its passes finish.
+ */
+export async function abandonPasses(message: string): Promise<void> {
+  const programs = [...inFlight];
+  const paging: Promise<unknown>[] = [];
+  for (const program of programs) {
+    try {
+      const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
+      paging.push(
+        import("../page/hooks.js").then(({ afterEvents }) =>
+          afterEvents(program, [failed], { tick: true }),
+        ),
+      );
+    } catch {
+      // the exit code and the log still say it
+    }
+  }
+  await Promise.race([Promise.allSettled(paging), new Promise((r) => setTimeout(r, 5000).unref())]);
+  for (const program of programs) releaseOwnTickLock(program.stateDir);
+}
+
+/** Removes `tick.lock/` only when this very process (pid and start time) holds it. */
+export function releaseOwnTickLock(stateDir: string): void {
+  try {
+    const me = identityOf(process.pid);
+    const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
+    if (!me || !seen.held || !seen.holder) return;
+    if (seen.holder.pid !== me.pid || seen.holder.start_time !== me.start_time) return;
+    const aside = join(stateDir, `.tick.lock.removed.${process.pid}.${Date.now()}`);
+    renameSync(join(stateDir, TICK_LOCK), aside);
+    rmSync(aside, { recursive: true, force: true });
+  } catch {
+    // the next tick breaks a lock whose holder is gone
+  }
+}

@@ -1,0 +1,146 @@
+// The pure and file-level parts of `sheepdog watch`: which changes matter, the cron step of an
+// interval, the pass queue's coalescing, and when a program wakes without an event.
+import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { wakeOf } from "../src/watch/program-watch.js";
+import { PassQueue } from "../src/watch/queue.js";
+import { journalChange, relevantPath } from "../src/watch/relevance.js";
+import { cronOf } from "../src/watch/schedule.js";
+import type { ProgramReport } from "../src/watchdog/tick.js";
+
+describe("relevantPath", () => {
+  it.each([
+    ["program.json", true],
+    [".sheepdog", true],
+    [".sheepdog/claim", true],
+    [".sheepdog/claim/holder.json", true],
+    [".sheepdog/heartbeat.json", true],
+    [".sheepdog/journal.jsonl", true],
+    [".sheepdog/last-tick.json", false],
+    [".sheepdog/tick.lock", false],
+    [".sheepdog/tick.lock/holder.json", false],
+    [".sheepdog/.heartbeat.json.123.abc.tmp", false],
+    [".sheepdog/.tick.lock.99.1.tmp", false],
+    [".sheepdog/manager.log", false],
+    [".sheepdog/evidence/x/screen.txt", false],
+    [".sheepdog/journal.1.jsonl", false],
+    ["ledger/program.json", false],
+    ["runs/a/attempts.json", false],
+  ])("%s → %s", (rel, expected) => {
+    expect(relevantPath(rel)).toBe(expected);
+  });
+});
+
+describe("journalChange: a pass's own events never count", () => {
+  const line = (type: string) => `${JSON.stringify({ at: "2026-11-30T00:00:00Z", type })}\n`;
+  it("own events no, a manager's or a person's yes, rotation yes", () => {
+    const dir = mkdtempSync(join(tmpdir(), "sheepdog-watch-journal-"));
+    const path = join(dir, "journal.jsonl");
+    writeFileSync(path, line("claimed"));
+    let seen = journalChange(dir, null);
+    for (const own of ["manager_started", "paged", "page_failed", "tick_failed", "claim_broken"]) {
+      appendFileSync(path, line(own));
+      seen = journalChange(dir, seen.mark);
+      expect(seen.relevant, own).toBe(false);
+    }
+    for (const theirs of ["hand_over", "finished", "cleared", "saved", "paused"]) {
+      appendFileSync(path, line(theirs));
+      seen = journalChange(dir, seen.mark);
+      expect(seen.relevant, theirs).toBe(true);
+    }
+    // a torn last line is not an event yet
+    appendFileSync(path, '{"at":"2026-11-30T00:00:00Z","type":"hand_');
+    expect(journalChange(dir, seen.mark).relevant).toBe(false);
+    // rotated (a new, smaller file): cannot be compared, so it counts
+    writeFileSync(path, line("paged"));
+    expect(journalChange(dir, seen.mark).relevant).toBe(true);
+  });
+});
+
+describe("cronOf", () => {
+  it.each([
+    [1_000, "*/1 * * * * *"],
+    [2_000, "*/2 * * * * *"],
+    [30_000, "*/30 * * * * *"],
+    [7_000, null],
+    [90_000, null],
+    [60_000, "0 */1 * * * *"],
+    [300_000, "0 */5 * * * *"],
+    [420_000, null],
+    [3_600_000, "0 0 */1 * * *"],
+    [7_200_000, "0 0 */2 * * *"],
+    [18_000_000, null],
+    [86_400_000, "0 0 0 * * *"],
+    [500, null],
+  ])("%d ms → %s", (ms, expected) => {
+    expect(cronOf(ms)).toBe(expected);
+  });
+});
+
+describe("PassQueue", () => {
+  it("one pass at a time; requests during a pass coalesce into one more", async () => {
+    const log: string[] = [];
+    let running = 0;
+    let release: () => void = () => {};
+    const q = new PassQueue(async (why) => {
+      running++;
+      expect(running).toBe(1);
+      log.push(why);
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      running--;
+    });
+    q.request("a");
+    q.request("b");
+    q.request("c");
+    expect(log).toEqual(["a"]);
+    release();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(log).toEqual(["a", "c"]);
+    release();
+    const closed = q.close();
+    q.request("d");
+    await closed;
+    expect(log).toEqual(["a", "c"]);
+  });
+});
+
+describe("wakeOf", () => {
+  const report = (decision: string, facts: Record<string, unknown> | null): ProgramReport =>
+    ({ program: "p", root: "/p", decision, reason: "", facts, actions: [] }) as ProgramReport;
+  const now = Date.parse("2026-11-30T10:00:00Z");
+  it("a pause's end, a seat's reset, soon after locked, else nothing", () => {
+    expect(
+      wakeOf(
+        report("wait_pause", {
+          paused: { until: "2026-11-30T10:05:00Z" },
+          seat: { limited: false },
+        }),
+        now,
+      ),
+    ).toBe(Date.parse("2026-11-30T10:05:00Z"));
+    expect(
+      wakeOf(
+        report("pause", { paused: null, seat: { limited: true, until: "2026-11-30T11:00:00Z" } }),
+        now,
+      ),
+    ).toBe(Date.parse("2026-11-30T11:00:00Z"));
+    expect(wakeOf(report("locked", null), now)).toBe(now + 1000);
+    expect(wakeOf(report("ok", { paused: null, seat: { limited: false, until: null } }), now)).toBe(
+      null,
+    );
+    // an end already past is the schedule's business, not a wake-up in the past
+    expect(
+      wakeOf(
+        report("wait_pause", {
+          paused: { until: "2026-11-30T09:00:00Z" },
+          seat: { limited: false },
+        }),
+        now,
+      ),
+    ).toBe(null);
+  });
+});
