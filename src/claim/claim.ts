@@ -4,6 +4,7 @@ import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent } from "../journal/journal.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
@@ -91,6 +92,7 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   mkdirSync(tmp, { mode: 0o700 });
   try {
     writeJsonAtomic(join(tmp, "holder.json"), holder);
+    faultPoint("claim.before-rename");
     renameSync(tmp, join(stateDir, CLAIM));
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
@@ -98,6 +100,7 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
       return { ok: false, state: readClaim(stateDir) };
     throw err;
   }
+  faultPoint("claim.after-rename");
   appendEvent(
     stateDir,
     { type: "claimed", pid: id.pid, start_time: id.start_time, hostname: holder.hostname },
@@ -137,6 +140,7 @@ export function breakStaleClaim(
       return null;
     if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
     removeClaimDir(stateDir);
+    faultPoint("claim.break.after-remove");
     appendEvent(
       stateDir,
       {
@@ -166,6 +170,7 @@ export function removeClaimDir(stateDir: string): void {
     if (isErrno(err, "ENOENT")) return;
     throw err;
   }
+  faultPoint("claim.removed-aside");
   rmSync(aside, { recursive: true, force: true });
 }
 

@@ -7,6 +7,7 @@ import { replay } from "../journal/replay.js";
 import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { contextTokensOf, findTranscript } from "../usage/transcript.js";
+import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
 
@@ -196,6 +197,7 @@ export async function performSave(program: ProgramContext, opts: SaveOptions): P
     );
   }
 
+  faultPoint("save.before-journal");
   appendEvent(
     program.stateDir,
     {

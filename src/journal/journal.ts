@@ -11,6 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { faultArmed, faultPoint } from "../util/fault-point.js";
 import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
@@ -50,8 +51,13 @@ export function appendEvent(
   rotateIfLarge(stateDir, path);
   const fd = openSync(path, "a+", 0o600);
   try {
-    const prefix = endsInTornLine(fd) ? "\n" : "";
-    writeSync(fd, `${prefix}${JSON.stringify(full)}\n`);
+    const line = `${endsInTornLine(fd) ? "\n" : ""}${JSON.stringify(full)}\n`;
+    if (faultArmed(`journal.torn.${event.type}`)) {
+      // Test hook: the writer dies half-way through its line.
+      writeSync(fd, line.slice(0, line.length >> 1));
+      faultPoint(`journal.torn.${event.type}`);
+    }
+    writeSync(fd, line);
   } finally {
     closeSync(fd);
   }

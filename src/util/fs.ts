@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { faultPoint } from "./fault-point.js";
 
 let tmpCounter = 0;
 /** Unique within this process, unlikely to collide across processes (the pid is beside it). */
@@ -21,6 +22,7 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
   } finally {
     closeSync(fd);
   }
+  faultPoint("write.before-rename");
   try {
     renameSync(tmp, path);
   } catch (err) {

@@ -5,6 +5,7 @@ import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { fillPlaceholders } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
+import { faultPoint } from "../util/fault-point.js";
 import type { Decision } from "./decide.js";
 import type { Facts } from "./facts.js";
 
@@ -180,7 +181,9 @@ export async function act(
       const prompt = fillPlaceholders(program.config.manager.prompt, vars);
       const kind = program.config.manager.launcher;
       const launcher = await launcherFor(kind);
+      faultPoint("act.before-start");
       const launched = await launcher.start({ program, reason, prompt });
+      faultPoint("act.after-start");
       journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
       const what =
         launched.pid !== undefined

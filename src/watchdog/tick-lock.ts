@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { appendEvent } from "../journal/journal.js";
 import { identityOf, livenessOf } from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
@@ -88,6 +89,7 @@ export function acquireTickLock(
       if (isErrno(err, "EEXIST")) return false;
       throw err;
     }
+    faultPoint("tick-lock.made");
     const tmp = join(stateDir, `.tick.lock.${process.pid}.${now}.tmp`);
     mkdirSync(tmp, { mode: 0o700 });
     writeJsonAtomic(join(tmp, "holder.json"), holder);
