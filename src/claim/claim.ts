@@ -3,7 +3,12 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent } from "../journal/journal.js";
-import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
+import {
+  identityOf,
+  type Liveness,
+  livenessOf,
+  type ProcessIdentity,
+} from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -122,18 +127,7 @@ export function breakStaleClaim(
 ): ClaimState | null {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
   const lock = join(stateDir, BREAK_LOCK);
-  try {
-    mkdirSync(lock, { mode: 0o700 });
-  } catch (err) {
-    if (!isErrno(err, "EEXIST")) throw err;
-    try {
-      if (now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return null;
-      rmSync(lock, { recursive: true, force: true });
-      mkdirSync(lock, { mode: 0o700 });
-    } catch {
-      return null;
-    }
-  }
+  if (!takeBreakLock(lock, now)) return null;
   try {
     const current = readClaim(stateDir);
     if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
@@ -158,6 +152,49 @@ export function breakStaleClaim(
     return current;
   } finally {
     rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Takes the short lock breakers hold, recording who holds it. A lock whose maker died (killed
+ * mid-break) is taken over at once; one whose maker is unknown (killed before it wrote its
+ * name) only once it is older than BREAK_LOCK_STALE_MS. Without the name, a breaker killed
+ * there kept every `claim acquire --break-stale` refused for 30 s.
+ */
+function takeBreakLock(lock: string, now: number): boolean {
+  const me = identityOf(process.pid);
+  const take = (): boolean => {
+    try {
+      mkdirSync(lock, { mode: 0o700 });
+    } catch (err) {
+      if (isErrno(err, "EEXIST")) return false;
+      throw err;
+    }
+    if (me) writeJsonAtomic(join(lock, "holder.json"), me);
+    return true;
+  };
+  if (take()) return true;
+  try {
+    const maker = holderOfLock(lock);
+    const gone = maker !== null && (livenessOf(maker) === "dead" || livenessOf(maker) === "reused");
+    if (!gone && now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return false;
+    rmSync(lock, { recursive: true, force: true });
+  } catch {
+    return false;
+  }
+  return take();
+}
+
+function holderOfLock(lock: string): ProcessIdentity | null {
+  try {
+    const v = JSON.parse(readFileSync(join(lock, "holder.json"), "utf8"));
+    return typeof v?.pid === "number" &&
+      typeof v.start_time === "string" &&
+      typeof v.machine_id === "string"
+      ? (v as ProcessIdentity)
+      : null;
+  } catch {
+    return null;
   }
 }
 
