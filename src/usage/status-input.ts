@@ -5,8 +5,12 @@ import type { NewReading, UsageWindow } from "./readings.js";
 
 const finite = z.number().check(z.refine(Number.isFinite));
 // resets_at is epoch seconds; an ISO string (or epoch ms) is taken too rather than dropped.
+// used_percentage is a share of the window's limit, 0–100 (Claude Code ≥ 2.1.80 statusLine
+// input, rate_limits.{five_hour,seven_day}); anything else is garbage, not a reading: a 5000
+// would pause every program on the seat, a -5 would hide a real limit in the merge.
+const percentage = z.number().check(z.gte(0), z.lte(100));
 const rateWindow = z.object({
-  used_percentage: finite,
+  used_percentage: percentage,
   resets_at: z.optional(z.nullable(z.union([finite, z.string()]))),
 });
 
