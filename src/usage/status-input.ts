@@ -146,5 +146,7 @@ export function statusLine(input: StatusInput, contextTokens: number | null): st
   }
   const seven = input.windows.seven_day;
   if (seven) parts.push(`7d ${Math.floor(seven.used_percentage)}%`);
-  return parts.join(" · ");
+  // One line, whatever the input holds: a newline or a terminal escape in a model name is a space.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
+  return parts.join(" · ").replace(/[\u0000-\u001f\u007f]+/g, " ");
 }
