@@ -32,8 +32,9 @@ type Kind =
   | { kind: "synthetic"; text: string; timestamp: string | null }
   | { kind: "other" };
 
+/** A token count: a finite number ≥ 0 (a negative or NaN one from a damaged line counts as 0). */
 function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
 }
 
 function tokensOf(usage: Usage | undefined | null): number | null {
