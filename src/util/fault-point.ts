@@ -7,6 +7,8 @@ import { writeFileSync } from "node:fs";
  * real run), a fault point costs one comparison: the variable is read once, at load.
  */
 const armed = process.env.SHEEPDOG_FAULT_POINT;
+// Armed for this process only: a manager a tick starts must not stop at the same point.
+if (armed !== undefined) delete process.env.SHEEPDOG_FAULT_POINT;
 
 export function faultPoint(name: string): void {
   if (armed === undefined || armed !== name) return;
