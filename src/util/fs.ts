@@ -17,15 +17,16 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${uniqueSuffix()}.tmp`);
   const fd = openSync(tmp, "wx", mode);
   try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  faultPoint("write.before-rename");
-  try {
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    faultPoint("write.before-rename");
     renameSync(tmp, path);
   } catch (err) {
+    // A full disk fails the write: the temp file must not stay behind, holding what space is left.
     rmSync(tmp, { force: true });
     throw err;
   }
