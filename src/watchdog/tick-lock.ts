@@ -91,9 +91,16 @@ export function acquireTickLock(
     }
     faultPoint("tick-lock.made");
     const tmp = join(stateDir, `.tick.lock.${process.pid}.${now}.tmp`);
-    mkdirSync(tmp, { mode: 0o700 });
-    writeJsonAtomic(join(tmp, "holder.json"), holder);
-    renameSync(tmp, dir);
+    try {
+      mkdirSync(tmp, { mode: 0o700 });
+      writeJsonAtomic(join(tmp, "holder.json"), holder);
+      renameSync(tmp, dir);
+    } catch (err) {
+      // A full disk: an empty tick.lock/ would read as "being made" and hold off ticks for 30 s.
+      rmSync(tmp, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
     return true;
   };
   const lock = {
