@@ -1,6 +1,7 @@
 import {
   closeSync,
   fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -57,7 +58,18 @@ export function appendEvent(
       writeSync(fd, line.slice(0, line.length >> 1));
       faultPoint(`journal.torn.${event.type}`);
     }
-    writeSync(fd, line);
+    const bytes = Buffer.from(line);
+    const before = fstatSync(fd).size;
+    const written = writeSync(fd, bytes);
+    if (written < bytes.length) {
+      // A full disk takes part of the line and then says nothing: take it back and fail, so
+      // the event is neither half-written nor reported as journaled.
+      ftruncateSync(fd, before);
+      throw Object.assign(
+        new Error(`ENOSPC: no space left on device, write to ${path} (the event is not journaled)`),
+        { code: "ENOSPC" },
+      );
+    }
   } finally {
     closeSync(fd);
   }
