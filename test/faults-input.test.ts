@@ -18,6 +18,8 @@ import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 
 const RUNS = Number(process.env.SHEEPDOG_FAULT_RUNS) || 300;
 const CLI_RUNS = Math.max(6, Math.floor(RUNS / 25));
+/** Each CLI case runs a few commands; under load one can take seconds. */
+const CLI_TIMEOUT = 60_000 + CLI_RUNS * 8_000;
 /** A stack trace line as Node prints one. */
 const STACK = /\n\s+at .+\(?.*:\d+:\d+\)?/;
 
@@ -148,35 +150,39 @@ describe("program.json: every wrong value is exit 2 naming its field", () => {
     );
   });
 
-  it("end to end: check, tick and save refuse with exit 2, naming the field, with no stack trace", () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...PATHS.filter((p) => p !== "name")),
-        wrong,
-        fc.constantFrom("check", "tick", "save"),
-        (path, value, command) => {
-          const p = tempProgram("demo");
-          const config = withValue(path, value);
-          writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
-          let valid = true;
-          try {
-            parseConfig(JSON.stringify(config), "x");
-          } catch {
-            valid = false;
-          }
-          fc.pre(!valid);
-          const r = sheepdog([command], { env: p.env });
-          expect(r.code, r.stderr).toBe(2);
-          expect(r.stderr).toContain(`${p.root}/program.json: `);
-          expect(r.stderr).toContain(path);
-          expect(r.stderr).not.toMatch(STACK);
-          // Refused before creating any state.
-          expect(existsSync(p.stateDir)).toBe(false);
-        },
-      ),
-      { numRuns: CLI_RUNS },
-    );
-  });
+  it(
+    "end to end: check, tick and save refuse with exit 2, naming the field, with no stack trace",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...PATHS.filter((p) => p !== "name")),
+          wrong,
+          fc.constantFrom("check", "tick", "save"),
+          (path, value, command) => {
+            const p = tempProgram("demo");
+            const config = withValue(path, value);
+            writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
+            let valid = true;
+            try {
+              parseConfig(JSON.stringify(config), "x");
+            } catch {
+              valid = false;
+            }
+            fc.pre(!valid);
+            const r = sheepdog([command], { env: p.env });
+            expect(r.code, r.stderr).toBe(2);
+            expect(r.stderr).toContain(`${p.root}/program.json: `);
+            expect(r.stderr).toContain(path);
+            expect(r.stderr).not.toMatch(STACK);
+            // Refused before creating any state.
+            expect(existsSync(p.stateDir)).toBe(false);
+          },
+        ),
+        { numRuns: CLI_RUNS },
+      );
+    },
+    CLI_TIMEOUT,
+  );
 });
 
 /** Statusline input: arbitrary JSON, Claude-shaped JSON with wrong fields, or arbitrary bytes. */
@@ -222,38 +228,42 @@ describe("statusline: any input prints one line, exit 0; invalid data records no
     );
   });
 
-  it("end to end: arbitrary bytes or JSON on stdin", () => {
-    fc.assert(
-      fc.property(
-        fc.oneof(
-          fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString("latin1")),
-          fc.json(),
-          claudeShaped.map((v) => JSON.stringify(v)),
+  it(
+    "end to end: arbitrary bytes or JSON on stdin",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.oneof(
+            fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString("latin1")),
+            fc.json(),
+            claudeShaped.map((v) => JSON.stringify(v)),
+          ),
+          (input) => {
+            const state = tempDir();
+            const r = sheepdog(["statusline"], {
+              env: { SHEEPDOG_STATE_DIR: state, CLAUDE_CONFIG_DIR: join(state, "seat") },
+              input,
+            });
+            expect(r.code).toBe(0);
+            expect(r.stdout.endsWith("\n")).toBe(true);
+            expect(r.stdout.slice(0, -1)).not.toMatch(/[\r\n]/);
+            expect(r.stderr).toBe("");
+            // A reading only from a five_hour/seven_day window with a percentage from 0 to 100.
+            const usage = join(state, "usage");
+            if (existsSync(usage) && readdirSync(usage).some((f) => f.endsWith(".jsonl"))) {
+              const v = JSON.parse(input) as {
+                rate_limits: Record<string, { used_percentage: unknown }>;
+              };
+              const pcts = Object.values(v.rate_limits).map((w) => w?.used_percentage);
+              expect(pcts.some((p) => typeof p === "number" && p >= 0 && p <= 100)).toBe(true);
+            }
+          },
         ),
-        (input) => {
-          const state = tempDir();
-          const r = sheepdog(["statusline"], {
-            env: { SHEEPDOG_STATE_DIR: state, CLAUDE_CONFIG_DIR: join(state, "seat") },
-            input,
-          });
-          expect(r.code).toBe(0);
-          expect(r.stdout.endsWith("\n")).toBe(true);
-          expect(r.stdout.slice(0, -1)).not.toMatch(/[\r\n]/);
-          expect(r.stderr).toBe("");
-          // A reading only from a five_hour/seven_day window with a percentage from 0 to 100.
-          const usage = join(state, "usage");
-          if (existsSync(usage) && readdirSync(usage).some((f) => f.endsWith(".jsonl"))) {
-            const v = JSON.parse(input) as {
-              rate_limits: Record<string, { used_percentage: unknown }>;
-            };
-            const pcts = Object.values(v.rate_limits).map((w) => w?.used_percentage);
-            expect(pcts.some((p) => typeof p === "number" && p >= 0 && p <= 100)).toBe(true);
-          }
-        },
-      ),
-      { numRuns: CLI_RUNS },
-    );
-  });
+        { numRuns: CLI_RUNS },
+      );
+    },
+    CLI_TIMEOUT,
+  );
 });
 
 /** Transcript lines: torn, huge, binary, malformed, or Claude-shaped with wrong field types. */
@@ -304,23 +314,27 @@ describe("transcripts with bad lines: readers and save never throw", () => {
     );
   });
 
-  it("end to end: save --transcript prints its JSON and exits 0", () => {
-    fc.assert(
-      fc.property(fc.array(transcriptLine, { maxLength: 8 }), (lines) => {
-        const p = tempProgram("demo");
-        const path = join(p.home, "t.jsonl");
-        writeFileSync(path, lines.join("\n"));
-        const r = sheepdog(["save", "--pid", String(process.pid), "--transcript", path], {
-          env: p.env,
-        });
-        expect(r.code, r.stderr).toBe(0);
-        const out = JSON.parse(r.stdout);
-        expect(out.context_tokens === null || Number.isFinite(out.context_tokens)).toBe(true);
-        expect(r.stderr).not.toMatch(STACK);
-      }),
-      { numRuns: CLI_RUNS },
-    );
-  });
+  it(
+    "end to end: save --transcript prints its JSON and exits 0",
+    () => {
+      fc.assert(
+        fc.property(fc.array(transcriptLine, { maxLength: 8 }), (lines) => {
+          const p = tempProgram("demo");
+          const path = join(p.home, "t.jsonl");
+          writeFileSync(path, lines.join("\n"));
+          const r = sheepdog(["save", "--pid", String(process.pid), "--transcript", path], {
+            env: p.env,
+          });
+          expect(r.code, r.stderr).toBe(0);
+          const out = JSON.parse(r.stdout);
+          expect(out.context_tokens === null || Number.isFinite(out.context_tokens)).toBe(true);
+          expect(r.stderr).not.toMatch(STACK);
+        }),
+        { numRuns: CLI_RUNS },
+      );
+    },
+    CLI_TIMEOUT,
+  );
 });
 
 /** Journal lines: random text, or events of known types with fields of any type. */
@@ -382,28 +396,32 @@ describe("journals with random lines: journal, status and tick never crash", () 
     );
   });
 
-  it("end to end: journal, status and tick --dry-run exit 0 (or say why) with no stack trace", () => {
-    fc.assert(
-      fc.property(fc.array(journalLine, { minLength: 1, maxLength: 20 }), (lines) => {
-        const p = tempProgram("demo", {
-          manager: { launcher: "command", command: ["/bin/true"] },
-        });
-        mkdirSync(p.stateDir, { mode: 0o700 });
-        writeFileSync(join(p.stateDir, "journal.jsonl"), `${lines.join("\n")}\n`);
-        for (const args of [
-          ["journal"],
-          ["journal", "--json"],
-          ["status", "--json"],
-          ["tick", "--dry-run"],
-        ]) {
-          const r = sheepdog(args, { env: p.env });
-          expect(r.stderr, args.join(" ")).not.toMatch(STACK);
-          expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
-        }
-      }),
-      { numRuns: CLI_RUNS },
-    );
-  });
+  it(
+    "end to end: journal, status and tick --dry-run exit 0 (or say why) with no stack trace",
+    () => {
+      fc.assert(
+        fc.property(fc.array(journalLine, { minLength: 1, maxLength: 20 }), (lines) => {
+          const p = tempProgram("demo", {
+            manager: { launcher: "command", command: ["/bin/true"] },
+          });
+          mkdirSync(p.stateDir, { mode: 0o700 });
+          writeFileSync(join(p.stateDir, "journal.jsonl"), `${lines.join("\n")}\n`);
+          for (const args of [
+            ["journal"],
+            ["journal", "--json"],
+            ["status", "--json"],
+            ["tick", "--dry-run"],
+          ]) {
+            const r = sheepdog(args, { env: p.env });
+            expect(r.stderr, args.join(" ")).not.toMatch(STACK);
+            expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+          }
+        }),
+        { numRuns: CLI_RUNS },
+      );
+    },
+    CLI_TIMEOUT,
+  );
 });
 
 describe("Herdr answers of wrong shapes are rejected by the schema, never thrown past it", () => {

@@ -18,9 +18,19 @@ export interface Watched {
   clockFile: string;
 }
 
-/** Live fake-manager processes of this program root, found in /proc (never by name alone). */
+/**
+ * Live fake-manager processes of this program root, found in /proc (never by name alone). A
+ * manager's child caught between fork and exec still shows its parent's argv and environment:
+ * a process whose parent is one of them is that, not a second manager.
+ */
 export function liveManagers(root: string): { pid: number; start_time: string }[] {
-  const out: { pid: number; start_time: string }[] = [];
+  const found = fakeManagers(root);
+  const pids = new Set(found.map((m) => m.pid));
+  return found.filter((m) => !pids.has(m.ppid)).map(({ pid, start_time }) => ({ pid, start_time }));
+}
+
+function fakeManagers(root: string): { pid: number; ppid: number; start_time: string }[] {
+  const out: { pid: number; ppid: number; start_time: string }[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
@@ -31,7 +41,7 @@ export function liveManagers(root: string): { pid: number; start_time: string }[
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (fields[0] === "Z" || fields[0] === "X") continue;
-      out.push({ pid: Number(name), start_time: String(fields[19]) });
+      out.push({ pid: Number(name), ppid: Number(fields[1]), start_time: String(fields[19]) });
     } catch {
       // gone meanwhile, or not ours to read
     }
