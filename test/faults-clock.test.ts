@@ -14,10 +14,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function clocked() {
   const p = program(["--save-every", "1"], {
-    // The defaults' proportions (5m / 45m), shortened: stale_after spans several intervals.
+    // The defaults' proportions (5m / 45m), shortened: stale_after spans many intervals. Each
+    // jump costs one interval of the heartbeat's gap credit (a tick is expected once per
+    // interval), so four jumps in a row cost 40 s here: 2m leaves room for a loaded machine.
     interval: "10s",
-    stale_after: "1m",
-    claim_grace: "1m",
+    stale_after: "2m",
+    claim_grace: "2m",
   });
   const clockFile = join(p.home, "clock-step");
   writeFileSync(clockFile, "0");

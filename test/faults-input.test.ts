@@ -17,7 +17,7 @@ import { contextTokensOf, refusalAtEnd } from "../src/usage/transcript.js";
 import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 
 const RUNS = Number(process.env.SHEEPDOG_FAULT_RUNS) || 300;
-const CLI_RUNS = Math.max(6, Math.floor(RUNS / 25));
+const CLI_RUNS = Math.max(6, Math.floor(RUNS / 40));
 /** Each CLI case runs a few commands; under load one can take seconds. */
 const CLI_TIMEOUT = 60_000 + CLI_RUNS * 8_000;
 /** A stack trace line as Node prints one. */
