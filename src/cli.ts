@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { EXIT } from "./errors.js";
 import { finish } from "./run-command.js";
+import { applyClockStep } from "./util/clock-step.js";
 
 /** A command module: runs with its own argv and resolves to an exit code. */
 export interface CommandModule {
@@ -105,6 +106,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     return undefined;
   }
   process.title = `sheepdog ${name}`;
+  applyClockStep();
   const command = HOT.has(name) ? await loadHot(name, load) : await load();
   return command.run(rest);
 }

@@ -19,7 +19,15 @@ export function finish(result: Promise<number | undefined>): void {
         process.stderr.write(`sheepdog: ${(err as Error).message}\n`);
         process.exitCode = code;
       } else {
-        process.stderr.write(`sheepdog: ${(err as Error)?.stack ?? String(err)}\n`);
+        // A system error (a full disk, a file it may not write) is the message alone; a stack is
+        // for developers, shown with SHEEPDOG_DEBUG set.
+        const e = err as Error & { code?: unknown };
+        const text = process.env.SHEEPDOG_DEBUG
+          ? (e?.stack ?? String(err))
+          : typeof e?.code === "string"
+            ? e.message
+            : `${e?.message ?? String(err)} (unexpected; run with SHEEPDOG_DEBUG=1 to see where)`;
+        process.stderr.write(`sheepdog: ${text}\n`);
         process.exitCode = EXIT.failed;
       }
     },

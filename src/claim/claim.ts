@@ -3,7 +3,13 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent } from "../journal/journal.js";
-import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
+import {
+  identityOf,
+  type Liveness,
+  livenessOf,
+  type ProcessIdentity,
+} from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
@@ -91,6 +97,7 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   mkdirSync(tmp, { mode: 0o700 });
   try {
     writeJsonAtomic(join(tmp, "holder.json"), holder);
+    faultPoint("claim.before-rename");
     renameSync(tmp, join(stateDir, CLAIM));
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
@@ -98,6 +105,7 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
       return { ok: false, state: readClaim(stateDir) };
     throw err;
   }
+  faultPoint("claim.after-rename");
   appendEvent(
     stateDir,
     { type: "claimed", pid: id.pid, start_time: id.start_time, hostname: holder.hostname },
@@ -119,24 +127,14 @@ export function breakStaleClaim(
 ): ClaimState | null {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
   const lock = join(stateDir, BREAK_LOCK);
-  try {
-    mkdirSync(lock, { mode: 0o700 });
-  } catch (err) {
-    if (!isErrno(err, "EEXIST")) throw err;
-    try {
-      if (now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return null;
-      rmSync(lock, { recursive: true, force: true });
-      mkdirSync(lock, { mode: 0o700 });
-    } catch {
-      return null;
-    }
-  }
+  if (!takeBreakLock(lock, now)) return null;
   try {
     const current = readClaim(stateDir);
     if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
       return null;
     if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
     removeClaimDir(stateDir);
+    faultPoint("claim.break.after-remove");
     appendEvent(
       stateDir,
       {
@@ -157,6 +155,49 @@ export function breakStaleClaim(
   }
 }
 
+/**
+ * Takes the short lock breakers hold, recording who holds it. A lock whose maker died (killed
+ * mid-break) is taken over at once; one whose maker is unknown (killed before it wrote its
+ * name) only once it is older than BREAK_LOCK_STALE_MS. Without the name, a breaker killed
+ * there kept every `claim acquire --break-stale` refused for 30 s.
+ */
+function takeBreakLock(lock: string, now: number): boolean {
+  const me = identityOf(process.pid);
+  const take = (): boolean => {
+    try {
+      mkdirSync(lock, { mode: 0o700 });
+    } catch (err) {
+      if (isErrno(err, "EEXIST")) return false;
+      throw err;
+    }
+    if (me) writeJsonAtomic(join(lock, "holder.json"), me);
+    return true;
+  };
+  if (take()) return true;
+  try {
+    const maker = holderOfLock(lock);
+    const gone = maker !== null && (livenessOf(maker) === "dead" || livenessOf(maker) === "reused");
+    if (!gone && now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return false;
+    rmSync(lock, { recursive: true, force: true });
+  } catch {
+    return false;
+  }
+  return take();
+}
+
+function holderOfLock(lock: string): ProcessIdentity | null {
+  try {
+    const v = JSON.parse(readFileSync(join(lock, "holder.json"), "utf8"));
+    return typeof v?.pid === "number" &&
+      typeof v.start_time === "string" &&
+      typeof v.machine_id === "string"
+      ? (v as ProcessIdentity)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Removes `claim/` in one step (rename aside, then delete), so no reader sees it half gone. */
 export function removeClaimDir(stateDir: string): void {
   const aside = join(stateDir, `.claim.removed.${process.pid}.${Date.now()}`);
@@ -166,6 +207,7 @@ export function removeClaimDir(stateDir: string): void {
     if (isErrno(err, "ENOENT")) return;
     throw err;
   }
+  faultPoint("claim.removed-aside");
   rmSync(aside, { recursive: true, force: true });
 }
 

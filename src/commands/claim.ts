@@ -13,6 +13,7 @@ import { findManager } from "../process/manager.js";
 import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
+import { faultPoint } from "../util/fault-point.js";
 
 function describeHolder(state: ReturnType<typeof readClaim>): string {
   if (!state.held) return "not held";
@@ -138,6 +139,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   removeClaimDir(program.stateDir);
+  faultPoint("claim.release.before-journal");
   appendEvent(program.stateDir, { type: "released", pid: me.pid, start_time: me.start_time });
   process.stdout.write(`${program.name}: released by pid ${me.pid}\n`);
   return EXIT.ok;

@@ -10,6 +10,7 @@ import {
 } from "../merge-lock/lock.js";
 import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
+import { faultPoint } from "../util/fault-point.js";
 
 function stateJson(state: MergeLockState, cfg: { ref: string; remote?: string | undefined }) {
   const where = { ref: cfg.ref, remote: cfg.remote ?? null };
@@ -76,6 +77,7 @@ export async function run(argv: string[]): Promise<number> {
         `${program.name}: merge lock ${describeMergeLock(result.state)}${hint}`,
       );
     }
+    faultPoint("merge-lock.acquired");
     if (!result.already)
       appendEvent(program.stateDir, {
         type: "merge_lock_acquired",
@@ -101,6 +103,7 @@ export async function run(argv: string[]): Promise<number> {
   // release
   const who = values.stale ? ({ stale: true } as const) : { me: findManager(pid) };
   const released = await releaseMergeLock(cfg, who, opts);
+  faultPoint("merge-lock.released");
   appendEvent(program.stateDir, {
     type: "merge_lock_released",
     ...(released.holder ? { pid: released.holder.pid, item: released.holder.item } : {}),

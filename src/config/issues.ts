@@ -7,9 +7,15 @@ type Issue = z.core.$ZodIssue;
 /** `manager.env.X`, `watchdog.crash_loop.starts`, `(top level)`. */
 export function jsonPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return "(top level)";
-  return path
-    .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-    .join("");
+  return path.map((p, i) => segment(p, i === 0)).join("");
+}
+
+/** `.key`, or `["a key"]` when dots would hide it (an empty key, a space, a dot). */
+function segment(p: PropertyKey, first: boolean): string {
+  if (typeof p === "number") return `[${p}]`;
+  const key = String(p);
+  if (!/^[\w$-]+$/.test(key)) return `[${JSON.stringify(key)}]`;
+  return first ? key : `.${key}`;
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
@@ -63,7 +69,7 @@ export function describeIssue(issue: Issue, raw: unknown): string {
       const valid = keysAt(issue.path);
       return issue.keys
         .map((key) => {
-          const at = issue.path.length ? `${where}.${key}` : key;
+          const at = `${issue.path.length ? where : ""}${segment(key, issue.path.length === 0)}`;
           const guess = nearest(key, valid);
           const hint = guess ? `did you mean "${guess}"?` : `valid keys: ${valid.join(", ")}`;
           return `${at}: unknown key "${key}" (${hint})`;

@@ -71,7 +71,8 @@ export function parseConfig(text: string, file: string): ProgramConfig {
   }
   const result = programSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => describeIssue(issue, raw));
+    // One issue can name several unknown keys, a line each: every line names the file.
+    const lines = result.error.issues.flatMap((issue) => describeIssue(issue, raw).split("\n"));
     throw new UsageError(lines.map((l) => `${file}: ${l}`).join("\n"));
   }
   return expandPaths(result.data);

@@ -10,6 +10,7 @@ import {
 } from "../heartbeat/save.js";
 import { appendEvent } from "../journal/journal.js";
 import type { ProcessIdentity } from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 
 export interface HandOverOptions extends SaveOptions {
   note: string;
@@ -57,10 +58,12 @@ export async function performHandOver(
     },
     now,
   );
+  faultPoint("hand-over.after-event");
   // The push may have taken a while: release only a claim that is still ours.
   const current = readClaim(program.stateDir);
   if (isHolder(current, opts.manager)) {
     removeClaimDir(program.stateDir);
+    faultPoint("hand-over.after-release");
     appendEvent(
       program.stateDir,
       { type: "released", pid: opts.manager.pid, start_time: opts.manager.start_time },

@@ -8,6 +8,7 @@ import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { lookupSession } from "../usage/sessions.js";
 import { contextTokensOf, findTranscript } from "../usage/transcript.js";
+import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
 
@@ -220,6 +221,7 @@ export async function performSave(program: ProgramContext, opts: SaveOptions): P
     );
   }
 
+  faultPoint("save.before-journal");
   appendEvent(
     program.stateDir,
     {

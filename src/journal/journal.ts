@@ -1,6 +1,7 @@
 import {
   closeSync,
   fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -11,6 +12,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { faultArmed, faultPoint } from "../util/fault-point.js";
 import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
@@ -50,8 +52,24 @@ export function appendEvent(
   rotateIfLarge(stateDir, path);
   const fd = openSync(path, "a+", 0o600);
   try {
-    const prefix = endsInTornLine(fd) ? "\n" : "";
-    writeSync(fd, `${prefix}${JSON.stringify(full)}\n`);
+    const line = `${endsInTornLine(fd) ? "\n" : ""}${JSON.stringify(full)}\n`;
+    if (faultArmed(`journal.torn.${event.type}`)) {
+      // Test hook: the writer dies half-way through its line.
+      writeSync(fd, line.slice(0, line.length >> 1));
+      faultPoint(`journal.torn.${event.type}`);
+    }
+    const bytes = Buffer.from(line);
+    const before = fstatSync(fd).size;
+    const written = writeSync(fd, bytes);
+    if (written < bytes.length) {
+      // A full disk takes part of the line and then says nothing: take it back and fail, so
+      // the event is neither half-written nor reported as journaled.
+      ftruncateSync(fd, before);
+      throw Object.assign(
+        new Error(`ENOSPC: no space left on device, write to ${path} (the event is not journaled)`),
+        { code: "ENOSPC" },
+      );
+    }
   } finally {
     closeSync(fd);
   }

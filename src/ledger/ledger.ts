@@ -2,6 +2,7 @@ import { realpathSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { type GitResult, git, gitFailure } from "../git/run.js";
+import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
 
 export interface LedgerConfig {
@@ -101,11 +102,13 @@ export async function commitAndPushLedger(
     };
   }
   const sha = head.stdout.trim();
+  faultPoint("ledger.after-commit");
   const short = sha.slice(0, 12);
   // Push the exact sha: a success means the remote branch now holds this very commit.
   const push = await git(["push", "--porcelain", cfg.remote, `${sha}:refs/heads/${cfg.branch}`], {
     cwd: repo,
   });
+  faultPoint("ledger.after-push");
   if (push.code === 0) return { pushed: true, sha, committed, notices };
   const line = pushLine(push);
   const why = line?.startsWith("!")

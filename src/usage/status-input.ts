@@ -6,8 +6,12 @@ import type { NewReading, UsageWindow } from "./readings.js";
 
 const finite = z.number().check(z.refine(Number.isFinite));
 // resets_at is epoch seconds; an ISO string (or epoch ms) is taken too rather than dropped.
+// used_percentage is a share of the window's limit, 0–100 (Claude Code ≥ 2.1.80 statusLine
+// input, rate_limits.{five_hour,seven_day}); anything else is garbage, not a reading: a 5000
+// would pause every program on the seat, a -5 would hide a real limit in the merge.
+const percentage = z.number().check(z.gte(0), z.lte(100));
 const rateWindow = z.object({
-  used_percentage: finite,
+  used_percentage: percentage,
   resets_at: z.optional(z.nullable(z.union([finite, z.string()]))),
 });
 
@@ -151,5 +155,7 @@ export function statusLine(input: StatusInput, contextTokens: number | null): st
   }
   const seven = input.windows.seven_day;
   if (seven) parts.push(`7d ${Math.floor(seven.used_percentage)}%`);
-  return parts.join(" · ");
+  // One line, whatever the input holds: a newline or a terminal escape in a model name is a space.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
+  return parts.join(" · ").replace(/[\u0000-\u001f\u007f]+/g, " ");
 }

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { faultPoint } from "./fault-point.js";
 
 let tmpCounter = 0;
 /** Unique within this process, unlikely to collide across processes (the pid is beside it). */
@@ -16,14 +17,16 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${uniqueSuffix()}.tmp`);
   const fd = openSync(tmp, "wx", mode);
   try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    faultPoint("write.before-rename");
     renameSync(tmp, path);
   } catch (err) {
+    // A full disk fails the write: the temp file must not stay behind, holding what space is left.
     rmSync(tmp, { force: true });
     throw err;
   }

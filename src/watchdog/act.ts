@@ -2,9 +2,10 @@ import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
-import { fillPlaceholders } from "../launch/types.js";
+import { fillPlaceholders, type Launched } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
+import { faultPoint } from "../util/fault-point.js";
 import type { Decision } from "./decide.js";
 import type { Facts } from "./facts.js";
 
@@ -180,8 +181,16 @@ export async function act(
       const prompt = fillPlaceholders(program.config.manager.prompt, vars);
       const kind = program.config.manager.launcher;
       const launcher = await launcherFor(kind);
+      faultPoint("act.before-start");
       const launched = await launcher.start({ program, reason, prompt });
-      journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
+      faultPoint("act.after-start");
+      try {
+        journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
+      } catch (err) {
+        // Unjournaled (a full disk), no later tick would know to stop it: stop it, then fail.
+        await stopUnjournaled(program, launched);
+        throw err;
+      }
       const what =
         launched.pid !== undefined
           ? `pid ${launched.pid}`
@@ -192,4 +201,24 @@ export async function act(
     actions.push("not started: the claim changed meanwhile");
   }
   return { events, actions };
+}
+
+/** Stops a manager just started whose start could not be journaled (exact pid, or its pane). */
+async function stopUnjournaled(program: ProgramContext, launched: Launched): Promise<void> {
+  try {
+    if (launched.pid !== undefined && launched.start_time !== undefined)
+      await stopProcess(
+        { pid: launched.pid, start_time: launched.start_time, machine_id: machineId() },
+        STOP_GRACE_MS,
+        stopOptionsFor(launched.launcher),
+      );
+    if (
+      launched.pane !== undefined ||
+      launched.window !== undefined ||
+      launched.agent !== undefined
+    )
+      await (await launcherFor(launched.launcher)).close(program, launched);
+  } catch {
+    // the journal failure is what the tick reports
+  }
 }

@@ -137,7 +137,17 @@ export function gapsToRecord(
   if (lastTickAt && !Number.isNaN(last) && now - last > 2 * policy.interval)
     out.push({ from: lastTickAt, to: new Date(now).toISOString() });
   const keep = 4 * Math.max(policy.staleAfter, policy.claimGrace);
-  return out.filter((g) => now - ms(g.to) <= keep).slice(-50);
+  // A gap matters while a heartbeat from before it could still be fresh: while the time since it
+  // ended, less the credit of the gaps after it, is within `keep`. (By wall time alone, a second
+  // long sleep dropped the first, and a manager that saved before both looked stuck.)
+  const excess = (g: Gap) => Math.max(0, ms(g.to) - ms(g.from) - policy.interval);
+  return out
+    .filter((g) => {
+      const end = ms(g.to);
+      const later = out.filter((h) => ms(h.from) >= end).reduce((sum, h) => sum + excess(h), 0);
+      return now - end - later <= keep;
+    })
+    .slice(-50);
 }
 
 /** Whether a heartbeat is the claim holder's own: its pid, and its start time when it has one. */

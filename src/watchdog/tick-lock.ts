@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { appendEvent } from "../journal/journal.js";
 import { identityOf, livenessOf } from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
@@ -88,10 +89,18 @@ export function acquireTickLock(
       if (isErrno(err, "EEXIST")) return false;
       throw err;
     }
+    faultPoint("tick-lock.made");
     const tmp = join(stateDir, `.tick.lock.${process.pid}.${now}.tmp`);
-    mkdirSync(tmp, { mode: 0o700 });
-    writeJsonAtomic(join(tmp, "holder.json"), holder);
-    renameSync(tmp, dir);
+    try {
+      mkdirSync(tmp, { mode: 0o700 });
+      writeJsonAtomic(join(tmp, "holder.json"), holder);
+      renameSync(tmp, dir);
+    } catch (err) {
+      // A full disk: an empty tick.lock/ would read as "being made" and hold off ticks for 30 s.
+      rmSync(tmp, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
     return true;
   };
   const lock = {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 import { type Decision, decide, gapsToRecord } from "./decide.js";
@@ -115,15 +116,18 @@ export async function tickProgram(
     let d: Decision;
     let actions: string[] = [];
     try {
+      faultPoint("tick.locked");
       facts = await gather(program, now, { held: false }, { record: true });
       journalSleepGap(program, facts.last_tick_at, now);
       d = decide(facts, program.policy);
+      faultPoint("tick.after-decide");
       if (needsAct(d)) {
         const { act } = await import("./act.js");
         const done = await act(program, facts, d, now);
         events.push(...done.events);
         actions = done.actions;
       }
+      faultPoint("tick.before-last-tick");
       writeJsonAtomic(join(program.stateDir, LAST_TICK), {
         at: iso(now),
         decision: d.decision,

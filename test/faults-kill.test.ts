@@ -1,0 +1,354 @@
+// Kill -9 at every step (issue 14): each manager-side and watchdog command is SIGKILLed at named
+// steps (SHEEPDOG_FAULT_POINT stops it there) and after random delays (a seeded PRNG), against a
+// real program: the fake manager under the command launcher, real git with bare remotes for the
+// ledger and the merge lock. After every kill the invariants of test/helpers/invariants.ts must
+// hold, and the ticks that follow must converge to one healthy manager.
+//   SHEEPDOG_FAULT_ROUNDS=N   random-delay rounds per command (default 1)
+//   SHEEPDOG_FAULT_SEED=S     replay a run (the seed is printed, and named in every failure)
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { appendEvent } from "../src/journal/journal.js";
+import { CLI, sheepdog, tempDir } from "./helpers/cli.js";
+import {
+  agedLocks,
+  checkAfterKill,
+  checkLocks,
+  converge,
+  healthy,
+  killManagers,
+  unpushed,
+  type Watched,
+} from "./helpers/invariants.js";
+import { bareRemote, gitEnv, gitTry, workRepo } from "./helpers/manager-side.js";
+import { holder, isAlive, managerProgram } from "./helpers/watchdog.js";
+
+const SEED = Number(process.env.SHEEPDOG_FAULT_SEED) || Date.now() % 2 ** 31;
+const ROUNDS = Number(process.env.SHEEPDOG_FAULT_ROUNDS) || 1;
+
+/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = prng(SEED);
+
+interface World extends Watched {
+  ledger: string;
+  ledgerRemote: string;
+  shas: Set<string>;
+  sleepers: ChildProcess[];
+}
+
+function world(): World {
+  const home = tempDir("sheepdog-faults-");
+  const genv = gitEnv(home);
+  const ledgerRemote = bareRemote(genv);
+  const appRemote = bareRemote(genv);
+  const app = workRepo(join(home, "app"), genv, appRemote);
+  const p = managerProgram(
+    ["--save-every", "2"],
+    { crash_loop: { starts: 1000, within: "1h" }, no_progress_hand_overs: 1000 },
+    { ledger: { repo: "ledger" }, merge_lock: { repo: app, remote: "origin" } },
+  );
+  const ledger = workRepo(join(p.root, "ledger"), genv, ledgerRemote);
+  writeFileSync(join(ledger, "LEDGER.md"), "# ledger\n");
+  const clockFile = join(home, "clock-step");
+  writeFileSync(clockFile, "0");
+  const env = { ...p.env, ...genv, SHEEPDOG_CLOCK_FILE: clockFile };
+  return { ...p, env, clockFile, ledger, ledgerRemote, shas: new Set(), sleepers: [] };
+}
+
+const worlds: World[] = [];
+afterAll(() => {
+  for (const w of worlds) {
+    killManagers(w.root);
+    for (const s of w.sleepers) s.kill("SIGKILL");
+  }
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A live process to hold a claim or a merge lock (it never saves). */
+function sleeper(w: World): ChildProcess {
+  const s = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)"], { stdio: "ignore" });
+  w.sleepers.push(s);
+  return s;
+}
+async function endSleepers(w: World): Promise<void> {
+  for (const s of w.sleepers.splice(0)) {
+    s.kill("SIGKILL");
+    if (s.exitCode === null && s.signalCode === null) await new Promise((r) => s.once("exit", r));
+  }
+}
+
+/** Kills the claim holder (a fake manager) and waits until it is dead. */
+async function killHolder(w: World): Promise<void> {
+  const h = holder(w.stateDir);
+  if (!h) return;
+  try {
+    process.kill(h.pid, "SIGKILL");
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 100 && isAlive(h.pid, h.start_time); i++) await sleep(20);
+}
+
+type Kill = { point: string } | { delayMs: number };
+
+/**
+ * Runs `sheepdog ARGS` and SIGKILLs it: at the named fault point (it stops itself there), or
+ * after a delay. Returns whether it was killed (false: it finished first / never got there).
+ */
+async function runKilled(w: World, args: string[], kill: Kill): Promise<boolean> {
+  const marker = join(tempDir("sheepdog-marker-"), "reached");
+  const extra =
+    "point" in kill ? { SHEEPDOG_FAULT_POINT: kill.point, SHEEPDOG_FAULT_MARKER: marker } : {};
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...w.env, ...extra },
+    stdio: "ignore",
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  if ("delayMs" in kill) {
+    await Promise.race([exited, sleep(kill.delayMs)]);
+  } else {
+    const reached = () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n");
+    for (let i = 0; i < 600 && !done && !reached(); i++) await sleep(20);
+  }
+  if (done) return false;
+  if ("point" in kill) {
+    const [pid] = readFileSync(marker, "utf8").split(" ");
+    expect(Number(pid), `the process stopped at ${kill.point}`).toBe(child.pid);
+  }
+  child.kill("SIGKILL");
+  await exited;
+  return true;
+}
+
+interface Op {
+  name: string;
+  /** Sets the program up for the command and returns its argv. */
+  prepare(w: World): Promise<string[]>;
+  /** Puts things right the way a person or the manager would (after the checks at the kill). */
+  after?(w: World): Promise<void> | void;
+  points: string[];
+  maxDelayMs: number;
+}
+
+function ledgerChange(w: World): void {
+  writeFileSync(join(w.ledger, `item-${Math.floor(random() * 1e9)}.md`), "done\n");
+}
+
+const mergeLockShow = (w: World) =>
+  JSON.parse(sheepdog(["merge-lock", "show", "--json"], { env: w.env }).stdout) as {
+    held: boolean;
+    liveness?: string;
+  };
+
+/** A merge lock left by a dead holder is never in the way for good: release --stale clears it. */
+async function mergeLockClears(w: World): Promise<void> {
+  await endSleepers(w);
+  const seen = mergeLockShow(w);
+  if (seen.held) {
+    expect(seen.liveness).toBe("dead");
+    const r = sheepdog(["merge-lock", "release", "--stale"], { env: w.env });
+    expect(r.code, r.stderr).toBe(0);
+  }
+  expect(mergeLockShow(w).held).toBe(false);
+}
+
+const OPS: Op[] = [
+  {
+    name: "tick",
+    async prepare(w) {
+      await killHolder(w); // so the tick acts: break the claim, start a manager
+      return ["tick", "--json"];
+    },
+    points: [
+      "tick-lock.made",
+      "tick.locked",
+      "tick.after-decide",
+      "claim.break.after-remove",
+      "claim.removed-aside",
+      "act.before-start",
+      "act.after-start",
+      "journal.torn.manager_started",
+      "tick.before-last-tick",
+    ],
+    maxDelayMs: 900,
+  },
+  {
+    name: "save",
+    async prepare(w) {
+      ledgerChange(w);
+      return ["save", "--pid", String(holder(w.stateDir)?.pid)];
+    },
+    points: [
+      "write.before-rename",
+      "ledger.after-commit",
+      "ledger.after-push",
+      "save.before-journal",
+      "journal.torn.saved",
+    ],
+    maxDelayMs: 700,
+  },
+  {
+    name: "hand-over",
+    async prepare(w) {
+      ledgerChange(w);
+      const pid = String(holder(w.stateDir)?.pid);
+      return ["hand-over", "--note", "fault test", "--pid", pid, "--progress", `p${random()}`];
+    },
+    // ledger.after-commit and claim.removed-aside are the save's and claim release's steps too.
+    points: ["hand-over.after-event", "hand-over.after-release", "journal.torn.released"],
+    maxDelayMs: 700,
+  },
+  {
+    name: "claim acquire",
+    async prepare(w) {
+      await killHolder(w);
+      return ["claim", "acquire", "--break-stale", "--pid", String(sleeper(w).pid)];
+    },
+    after: endSleepers,
+    points: [
+      "claim.break.after-remove",
+      "claim.before-rename",
+      "claim.after-rename",
+      "journal.torn.claimed",
+    ],
+    maxDelayMs: 400,
+  },
+  {
+    name: "claim release",
+    async prepare(w) {
+      await killHolder(w);
+      const pid = String(sleeper(w).pid);
+      const r = sheepdog(["claim", "acquire", "--break-stale", "--pid", pid], { env: w.env });
+      expect(r.code, r.stderr).toBe(0);
+      return ["claim", "release", "--pid", pid];
+    },
+    after: endSleepers,
+    points: ["claim.removed-aside", "claim.release.before-journal", "journal.torn.released"],
+    maxDelayMs: 400,
+  },
+  {
+    name: "merge-lock acquire",
+    async prepare(w) {
+      return ["merge-lock", "acquire", "--pid", String(sleeper(w).pid), "--item", "i-1"];
+    },
+    after: mergeLockClears,
+    points: ["merge-lock.acquired", "journal.torn.merge_lock_acquired"],
+    maxDelayMs: 600,
+  },
+  {
+    name: "merge-lock release",
+    async prepare(w) {
+      const pid = String(sleeper(w).pid);
+      const r = sheepdog(["merge-lock", "acquire", "--pid", pid], { env: w.env });
+      expect(r.code, r.stderr).toBe(0);
+      return ["merge-lock", "release", "--pid", pid];
+    },
+    after: mergeLockClears,
+    points: ["merge-lock.released", "journal.torn.merge_lock_released"],
+    maxDelayMs: 600,
+  },
+  {
+    name: "pause",
+    async prepare() {
+      return ["pause", "--until", "1h"];
+    },
+    after(w) {
+      const r = sheepdog(["unpause"], { env: w.env });
+      expect(r.code, r.stderr).toBe(0);
+    },
+    points: ["journal.torn.paused"],
+    maxDelayMs: 300,
+  },
+  {
+    name: "resume",
+    async prepare(w) {
+      appendEvent(w.stateDir, { type: "stood_down", reason: "fault test" });
+      return ["resume"];
+    },
+    after(w) {
+      const r = sheepdog(["resume"], { env: w.env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(sheepdog(["resume", "--json"], { env: w.env }).stdout).toContain('"cleared":false');
+    },
+    points: ["journal.torn.cleared"],
+    maxDelayMs: 300,
+  },
+];
+
+/** What the README's numbers come from. */
+const tally = {
+  rounds: 0,
+  kills: 0,
+  finishedFirst: 0,
+  clockSteps: 0,
+  agedLocks: 0,
+  violations: 0,
+};
+
+async function round(w: World, op: Op, kill: Kill, kills: { n: number }): Promise<void> {
+  const what = `${op.name} killed ${"point" in kill ? `at ${kill.point}` : `after ${kill.delayMs} ms`} (seed ${SEED})`;
+  await converge(w);
+  const args = await op.prepare(w);
+  const killed = await runKilled(w, args, kill);
+  tally.rounds++;
+  if ("point" in kill) expect(killed, `${what}: the point was never reached`).toBe(true);
+  if (killed) {
+    kills.n++;
+    tally.kills++;
+  } else tally.finishedFirst++;
+  const atKill = checkAfterKill(w, kills.n);
+  tally.violations += atKill.length;
+  expect(atKill, what).toEqual([]);
+  await op.after?.(w);
+  const c = await converge(w);
+  tally.clockSteps += c.clockSteps;
+  tally.agedLocks += agedLocks(w).length;
+  const after = [...healthy(w), ...checkLocks(w)];
+  tally.violations += after.length;
+  expect(after, `${what}: after ${c.decisions.join(", ")}`).toEqual([]);
+  // No ledger commit is lost: whatever the killed command committed, the manager's next save pushes.
+  const head = gitTry(w.ledger, ["rev-parse", "-q", "--verify", "HEAD"], w.env);
+  if (head.code === 0) w.shas.add(head.stdout);
+  for (let i = 0; i < 100 && unpushed(w.ledger, w.ledgerRemote, w.shas).length > 0; i++)
+    await sleep(100);
+  expect(unpushed(w.ledger, w.ledgerRemote, w.shas), `${what}: ledger commits lost`).toEqual([]);
+}
+
+describe(`kill -9 at every step (seed ${SEED}, ${ROUNDS} random round(s) per command)`, () => {
+  it.each(OPS.map((op) => [op.name, op] as const))(
+    "%s: killed at each named step and at random moments, the program stays consistent",
+    async (_name, op) => {
+      const w = world();
+      worlds.push(w);
+      const kills = { n: 0 };
+      for (const point of op.points) await round(w, op, { point }, kills);
+      for (let i = 0; i < ROUNDS; i++)
+        await round(w, op, { delayMs: Math.floor(50 + random() * op.maxDelayMs) }, kills);
+      killManagers(w.root);
+      rmSync(w.clockFile, { force: true });
+    },
+    300_000,
+  );
+
+  afterAll(() => {
+    process.stdout.write(
+      `faults-kill: seed ${SEED}: ${tally.rounds} rounds, ${tally.kills} kills (${tally.finishedFirst} finished before their kill), ${tally.agedLocks} short locks left to age out, ${tally.clockSteps} clock steps past a lock's staleness, ${tally.violations} violations\n`,
+    );
+  });
+});
