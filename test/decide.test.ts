@@ -748,6 +748,34 @@ const cases: Case[] = [
     reason: /pid 500/,
   },
   {
+    name: "12: started 1m ago, its process still runs: wait",
+    events: [started(1, true, { pid: 500, start_time: "s" })],
+    facts: { last_start_process: "alive" },
+    want: { decision: "starting", rule: 12 },
+  },
+  {
+    name: "12→13: started 1m ago, its process already exited: not waited for, start again",
+    events: [started(1, true, { pid: 500, start_time: "s" })],
+    facts: { last_start_process: "dead" },
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+      stop_leftover: expect.objectContaining({ pid: 500 }) as never,
+    },
+    reason: /pid 500\) exited before it claimed/,
+  },
+  {
+    name: "12→13: a dead start in a crash loop stands down",
+    events: [
+      ...threeCrashes,
+      ev(8, "released", { pid: 4 }),
+      started(1, false, { pid: 9, start_time: "s" }),
+    ],
+    facts: { last_start_process: "dead" },
+    want: { decision: "stand_down", rule: 13 },
+  },
+  {
     name: "13: started exactly claim_grace ago and never claimed: stop it, start again",
     events: [started(10, true, { pid: 500, start_time: "s" })],
     want: {

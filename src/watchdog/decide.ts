@@ -440,7 +440,9 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
   // 12. A start is on its way: wait for it to claim.
   const lastStart = facts.history.last_start;
   const unclaimed = lastStart !== null && !facts.history.claimed_since_last_start;
-  if (lastStart && unclaimed) {
+  // A start whose process already exited will never claim: not waited for (DESIGN §6).
+  const exited = unclaimed && facts.last_start_process === "dead";
+  if (lastStart && unclaimed && !exited) {
     const credit = gapCredit(facts, policy, ms(lastStart.at));
     const since = Math.max(0, now - ms(lastStart.at) - credit);
     if (since < policy.claimGrace) {
@@ -457,6 +459,8 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
   // 13. Nothing holds the program: start one.
   let why: string;
   if (lastStart === null) why = "the program's first start";
+  else if (exited)
+    why = `the manager started ${fmt(now - ms(lastStart.at))} ago (pid ${lastStart.pid}) exited before it claimed`;
   else if (unclaimed) {
     const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago${who} never claimed (grace ${fmt(policy.claimGrace)})`;
