@@ -776,6 +776,47 @@ const cases: Case[] = [
     want: { decision: "stand_down", rule: 13 },
   },
   {
+    name: "13: a failed first start is retried, unplanned, naming the failure",
+    events: [ev(5, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" })],
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+    },
+    reason: /last start .*herdr\) failed: held at a dialog/,
+  },
+  {
+    name: "13: three failed starts count as unplanned starts: stand down instead of a fourth",
+    events: [
+      ev(30, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(20, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(10, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+    ],
+    want: { decision: "stand_down", rule: 13 },
+    absent: ["start"],
+    standDown: /failed: held at a dialog; crash loop: 3 unplanned starts/,
+  },
+  {
+    name: "13: two failed starts after a claimed manager died are not yet a crash loop",
+    events: [
+      started(50, true),
+      claimed(49, 2),
+      ev(20, "released", { pid: 2 }),
+      ev(15, "manager_start_failed", { launcher: "command", reason: "ENOENT" }),
+      ev(10, "manager_start_failed", { launcher: "command", reason: "ENOENT" }),
+    ],
+    want: { decision: "start", rule: 13 },
+  },
+  {
+    name: "12: a start that followed a failed one waits for its claim as usual",
+    events: [
+      ev(5, "manager_start_failed", { launcher: "herdr", reason: "busy" }),
+      started(3, false, { pid: 500, start_time: "s" }),
+    ],
+    facts: { last_start_process: "alive" },
+    want: { decision: "starting", rule: 12 },
+  },
+  {
     name: "13: started exactly claim_grace ago and never claimed: stop it, start again",
     events: [started(10, true, { pid: 500, start_time: "s" })],
     want: {

@@ -1,7 +1,9 @@
 import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
+import { UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
+import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
@@ -15,6 +17,13 @@ export interface ActResult {
   events: JournalEvent[];
   /** What was done, in words for people (`stopped pid 4242`, `started pid 5151`). */
   actions: string[];
+}
+
+/** What `manager_start_failed` records of a launcher's error. */
+function startFailure(err: unknown): { reason: string; screen?: string } {
+  if (err instanceof StartFailed)
+    return { reason: err.reason, ...(err.screen ? { screen: err.screen } : {}) };
+  return { reason: (err as Error)?.message ?? String(err) };
 }
 
 /**
@@ -180,7 +189,18 @@ export async function act(
       const prompt = fillPlaceholders(program.config.manager.prompt, vars);
       const kind = program.config.manager.launcher;
       const launcher = await launcherFor(kind);
-      const launched = await launcher.start({ program, reason, prompt });
+      let launched: Awaited<ReturnType<typeof launcher.start>>;
+      try {
+        launched = await launcher.start({ program, reason, prompt });
+      } catch (err) {
+        // Bad config is the user's to fix (exit 2); anything else is a failed start, journaled
+        // and paged, and counted by the crash-loop guard (DESIGN §6).
+        if (err instanceof UsageError) throw err;
+        const failed = startFailure(err);
+        journal({ type: "manager_start_failed", launcher: kind, ...failed, planned });
+        actions.push(`start failed: ${failed.reason}`);
+        return { events, actions };
+      }
       journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
       const what =
         launched.pid !== undefined

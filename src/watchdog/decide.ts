@@ -458,7 +458,10 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
 
   // 13. Nothing holds the program: start one.
   let why: string;
-  if (lastStart === null) why = "the program's first start";
+  const failed = facts.history.last_failed_start;
+  if (failed)
+    why = `the last start (${fmt(now - ms(failed.at))} ago, ${failed.launcher}) failed: ${failed.reason}`;
+  else if (lastStart === null) why = "the program's first start";
   else if (exited)
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago (pid ${lastStart.pid}) exited before it claimed`;
   else if (unclaimed) {
