@@ -6,6 +6,8 @@ import { RuntimeFailure } from "../errors.js";
  * with the screen and the fix; the crash-loop guard counts it as an unplanned start.
  */
 export class StartFailed extends RuntimeFailure {
+  /** herdr: the workspace the start used, kept so the next start reuses it. */
+  workspace?: string;
   constructor(
     /** One line: what failed and, where known, what to do about it. */
     readonly reason: string,

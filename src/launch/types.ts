@@ -24,6 +24,10 @@ export interface Launched {
   window?: string;
   /** herdr: the agent name. */
   agent?: string;
+  /** herdr: the workspace sheepdog made for the program (reused only by its id). */
+  workspace?: string;
+  /** herdr: the transcript Herdr's Claude integration reported (`agent_session`). */
+  transcript?: string;
 }
 
 export interface Launcher {

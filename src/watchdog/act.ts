@@ -22,7 +22,11 @@ export interface ActResult {
 /** What `manager_start_failed` records of a launcher's error. */
 function startFailure(err: unknown): { reason: string; screen?: string } {
   if (err instanceof StartFailed)
-    return { reason: err.reason, ...(err.screen ? { screen: err.screen } : {}) };
+    return {
+      reason: err.reason,
+      ...(err.screen ? { screen: err.screen } : {}),
+      ...(err.workspace ? { workspace: err.workspace } : {}),
+    };
   return { reason: (err as Error)?.message ?? String(err) };
 }
 
