@@ -30,7 +30,7 @@ function envMs(name: string, fallback: number): number {
 
 export function defaultTiming(): HerdrTiming {
   return {
-    startMs: 60_000,
+    startMs: envMs("SHEEPDOG_HERDR_START_MS", 60_000),
     busyMs: 10_000,
     promptMs: 20_000,
     arrivalMs: envMs("SHEEPDOG_HERDR_ARRIVAL_MS", 15_000),

@@ -63,7 +63,13 @@ export async function act(
     const claim = facts.claim;
     // The holder's pane, if a tmux/herdr start made it: the last start before it claimed.
     const start = facts.history.last_start;
-    const fromStart = start && Date.parse(start.at) <= Date.parse(claim.claimed_at) ? start : null;
+    // A start journaled after its manager claimed (a herdr start ends with the prompt's arrival)
+    // is still the holder's when it recorded the holder's pid.
+    const fromStart =
+      start &&
+      (start.pid === claim.pid || Date.parse(start.at) <= Date.parse(claim.claimed_at))
+        ? start
+        : null;
     const { keepEvidence } = await import("./evidence.js");
     const evidence = await keepEvidence(program, facts, decision, fromStart, now);
     const id = { pid: claim.pid, start_time: claim.start_time, machine_id: claim.machine_id };

@@ -404,7 +404,9 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
               pid: hand.pid,
               start_time: hand.start_time,
               start:
-                start && hand.claimed_at !== null && ms(start.at) <= ms(hand.claimed_at)
+                start &&
+                ((start.pid !== undefined && start.pid === hand.pid) ||
+                  (hand.claimed_at !== null && ms(start.at) <= ms(hand.claimed_at)))
                   ? start
                   : null,
             },
