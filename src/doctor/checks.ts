@@ -14,6 +14,7 @@ import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
 import { seatOf } from "../usage/seat.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
+import { trustCheck } from "./trust.js";
 
 /**
  * Everything doctor looks at, read only: no state directory is created, no file written, no
@@ -398,6 +399,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     lastTickCheck(program, covering),
     ...toolChecks(program, covering),
     statuslineCheck(program),
+    ...[trustCheck(program)].filter((c): c is Check => c !== null),
     pagesCheck(program),
   ];
 }

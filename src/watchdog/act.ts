@@ -66,8 +66,7 @@ export async function act(
     // A start journaled after its manager claimed (a herdr start ends with the prompt's arrival)
     // is still the holder's when it recorded the holder's pid.
     const fromStart =
-      start &&
-      (start.pid === claim.pid || Date.parse(start.at) <= Date.parse(claim.claimed_at))
+      start && (start.pid === claim.pid || Date.parse(start.at) <= Date.parse(claim.claimed_at))
         ? start
         : null;
     const { keepEvidence } = await import("./evidence.js");
