@@ -69,7 +69,7 @@ async function submitComposer(s: AgentStart): Promise<boolean> {
 /** Whether the prompt's text still shows on the screen (left in the composer). */
 async function stillOnScreen(s: AgentStart, prompt: string): Promise<boolean> {
   const screen = await visibleScreen(s.pane, s.env);
-  return screen !== null && screen.includes(prompt.slice(0, 60));
+  return screen?.includes(prompt.slice(0, 60)) === true;
 }
 
 /** Sends the prompt until the transcript shows it, at most `tries` sends. */
