@@ -748,6 +748,15 @@ const cases: Case[] = [
     reason: /pid 500/,
   },
   {
+    name: "7 and 12 name the transient unit a manager runs in",
+    events: [
+      started(1, true, { pid: 500, start_time: "s", unit: "sheepdog-catalog-manager-x.scope" }),
+    ],
+    facts: { last_start_process: "alive" },
+    want: { decision: "starting", rule: 12 },
+    reason: /\(pid 500 in sheepdog-catalog-manager-x\.scope\)/,
+  },
+  {
     name: "12: started 1m ago, its process still runs: wait",
     events: [started(1, true, { pid: 500, start_time: "s" })],
     facts: { last_start_process: "alive" },

@@ -52,6 +52,8 @@ export interface StartRecord {
   pane?: string;
   window?: string;
   agent?: string;
+  /** Under systemd: the transient scope it runs in. */
+  unit?: string;
 }
 
 /** A `hand_over` event. */
@@ -119,7 +121,7 @@ function startRecord(e: JournalEvent): StartRecord {
     launcher: str(e.launcher) ?? "command",
   };
   if (num(e.pid) !== null) r.pid = e.pid as number;
-  for (const k of ["start_time", "pane", "window", "agent"] as const) {
+  for (const k of ["start_time", "pane", "window", "agent", "unit"] as const) {
     const v = str(e[k]);
     if (v !== null) r[k] = v;
   }

@@ -28,6 +28,8 @@ export interface Launched {
   workspace?: string;
   /** herdr: the transcript Herdr's Claude integration reported (`agent_session`). */
   transcript?: string;
+  /** Under systemd: the transient scope the manager (or the tmux server) runs in. */
+  unit?: string;
 }
 
 export interface Launcher {

@@ -215,7 +215,8 @@ export async function act(
         launched.pid !== undefined
           ? `pid ${launched.pid}`
           : (launched.pane ?? launched.window ?? kind);
-      actions.push(`started ${what}${planned ? " (planned)" : ""}`);
+      const unit = launched.unit ? ` in ${launched.unit}` : "";
+      actions.push(`started ${what}${unit}${planned ? " (planned)" : ""}`);
     }
   } else if (decision.start) {
     actions.push("not started: the claim changed meanwhile");

@@ -295,11 +295,13 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
     const what = hb.saved ? "last save" : "claimed without a save";
     // 7. Alive and fresh.
     if (hb.age < policy.staleAfter) {
+      const ls = facts.history.last_start;
+      const unit = ls?.unit && ls.pid === claim.pid ? ` in ${ls.unit}` : "";
       return {
         ...base,
         decision: "ok",
         rule: 7,
-        reason: `pid ${claim.pid} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${gapNote(hb.credit)}`,
+        reason: `pid ${claim.pid}${unit} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${gapNote(hb.credit)}`,
         heartbeat_age_ms: hb.age,
         gap_credit_ms: hb.credit,
       };
@@ -448,7 +450,8 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
     const credit = gapCredit(facts, policy, ms(lastStart.at));
     const since = Math.max(0, now - ms(lastStart.at) - credit);
     if (since < policy.claimGrace) {
-      const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
+      const unit = lastStart.unit ? ` in ${lastStart.unit}` : "";
+      const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid}${unit})` : "";
       return {
         ...base,
         decision: "starting",
