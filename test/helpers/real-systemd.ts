@@ -123,26 +123,36 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
   return true;
 }
 
-/** Starts a user manager, or says why it could not (the caller skips with that reason). */
-export async function startRealSystemd(): Promise<RealSystemd | { skip: string }> {
-  const unavailable = realSystemdUnavailable();
-  if (unavailable) return { skip: unavailable };
-  const base = tempDir("sheepdog-systemd-");
-  const home = join(base, "home");
-  const runtimeDir = join(base, "run");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(runtimeDir, { mode: 0o700 });
-  const name = `sheepdog-test-${process.pid}-${instances++}`;
-  const roots = hierarchies();
-  const script = join(base, "start.sh");
-  writeFileSync(script, SCRIPT, { mode: 0o700 });
-  const child: ChildProcess = spawn(
-    "unshare",
-    ["--mount", "--propagation", "private", "sh", script, name, runtimeDir, home, roots.join(" ")],
-    { stdio: ["ignore", "ignore", "ignore"], detached: true },
-  );
-  const pid = child.pid as number;
-  child.unref();
+/** Stops by exact pid: the manager (it stops its units), journald, then what is left in our cgroups. */
+async function stopAll(pid: number, runtimeDir: string, roots: string[], name: string) {
+  if (alive(pid)) {
+    process.kill(pid, "SIGTERM");
+    if (!(await waitGone(pid, 10_000))) process.kill(pid, "SIGKILL");
+  }
+  let jpid = 0;
+  try {
+    jpid = Number(readFileSync(join(runtimeDir, "journald.pid"), "utf8").trim());
+  } catch {
+    // never started
+  }
+  if (jpid > 0 && alive(jpid)) {
+    process.kill(jpid, "SIGTERM");
+    await waitGone(jpid, 5_000);
+  }
+  // Everything still in our cgroups was started under this manager.
+  for (const root of roots)
+    for (const p of pidsUnder(join(root, name))) {
+      try {
+        process.kill(p, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  await sleep(200);
+  for (const root of roots) removeTree(join(root, name));
+}
+
+function handleOf(pid: number, home: string, runtimeDir: string, roots: string[], name: string) {
   const env = {
     HOME: home,
     XDG_RUNTIME_DIR: runtimeDir,
@@ -159,60 +169,54 @@ export async function startRealSystemd(): Promise<RealSystemd | { skip: string }
     });
     return { code: r.status ?? -1, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
   };
-  const cgroupOf = (unit: string) => {
-    const path = systemctl(["show", "-p", "ControlGroup", "--value", unit]).stdout.trim();
-    return path ? join(roots[roots.length - 1] as string, path) : null;
-  };
-  const stop = async () => {
-    // The manager first (it stops its units), then journald, then what is left in our cgroups.
-    if (alive(pid)) {
-      process.kill(pid, "SIGTERM");
-      if (!(await waitGone(pid, 10_000))) process.kill(pid, "SIGKILL");
-    }
-    const jpid = Number(readFileSync(join(runtimeDir, "journald.pid"), "utf8").trim() || 0);
-    if (jpid > 0 && alive(jpid)) {
-      process.kill(jpid, "SIGTERM");
-      await waitGone(jpid, 5_000);
-    }
-    for (const root of roots) {
-      for (const p of pidsUnder(join(root, name))) {
-        try {
-          process.kill(p, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
-    }
-    await sleep(200);
-    for (const root of roots) removeTree(join(root, name));
-  };
+  const show = (unit: string, property: string) =>
+    systemctl(["show", "-p", property, "--value", unit]).stdout.trim();
   const handle: RealSystemd = {
     pid,
     home,
     runtimeDir,
     env,
     systemctl,
-    show: (unit, property) => systemctl(["show", "-p", property, "--value", unit]).stdout.trim(),
+    show,
     unitPids: (unit) => {
-      const dir = cgroupOf(unit);
-      return dir ? pidsUnder(dir) : [];
+      const path = show(unit, "ControlGroup");
+      return path ? pidsUnder(join(roots[roots.length - 1] as string, path)) : [];
     },
     journal: () =>
-      spawnSync(
-        "nsenter",
-        ["-t", String(pid), "-m", "journalctl", "--no-pager", "-q", "-o", "short"],
-        {
-          encoding: "utf8",
-        },
-      ).stdout ?? "",
-    stop,
+      spawnSync("nsenter", ["-t", String(pid), "-m", "journalctl", "--no-pager", "-q"], {
+        encoding: "utf8",
+      }).stdout ?? "",
+    stop: () => stopAll(pid, runtimeDir, roots, name),
   };
-  // Ready when default.target is active.
+  return handle;
+}
+
+/** Starts a user manager, or says why it could not (the caller skips with that reason). */
+export async function startRealSystemd(): Promise<RealSystemd | { skip: string }> {
+  const unavailable = realSystemdUnavailable();
+  if (unavailable) return { skip: unavailable };
+  const base = tempDir("sheepdog-systemd-");
+  const home = join(base, "home");
+  const runtimeDir = join(base, "run");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(runtimeDir, { mode: 0o700 });
+  const name = `sheepdog-test-${process.pid}-${instances++}`;
+  const roots = hierarchies();
+  const script = join(base, "start.sh");
+  writeFileSync(script, SCRIPT, { mode: 0o700 });
+  // unshare execs sh, which execs systemd: the child's pid is the manager's.
+  const child: ChildProcess = spawn(
+    "unshare",
+    ["--mount", "--propagation", "private", "sh", script, name, runtimeDir, home, roots.join(" ")],
+    { stdio: "ignore", detached: true },
+  );
+  child.unref();
+  const handle = handleOf(child.pid as number, home, runtimeDir, roots, name);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (systemctl(["is-active", "default.target"]).stdout.trim() === "active") return handle;
-    if (!alive(pid) || Date.now() > deadline) {
-      await stop();
+    if (handle.systemctl(["is-active", "default.target"]).stdout.trim() === "active") return handle;
+    if (!alive(handle.pid) || Date.now() > deadline) {
+      await handle.stop();
       return { skip: "systemd --user did not come up in a private mount namespace here" };
     }
     await sleep(100);
