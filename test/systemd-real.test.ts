@@ -3,10 +3,11 @@
 // nothing once the tick is done (no "left-over process" in the manager's log), and the manager
 // outlives the service and `uninstall`, which leaves no timer stamp behind. Skips, saying why,
 // where no user manager can run (not root, no unshare).
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sheepdog } from "./helpers/cli.js";
+import { sheepdog, tempDir } from "./helpers/cli.js";
 import {
   type RealSystemd,
   realSystemdUnavailable,
@@ -107,5 +108,57 @@ describe.skipIf(unavailable !== null)(
         killStarted(p.stateDir);
       }
     }, 180_000);
+
+    it("a tmux server the tick had to start runs in a scope of its own, not in the tick's service", async (ctx) => {
+      if (!sd) return ctx.skip(skip ?? "no user manager");
+      // Our own tmux server on our own socket (never the default one), for this manager's units.
+      const tmuxDir = tempDir("sheepdog-tmux-");
+      const socket = `sd-real-${process.pid}`;
+      const setEnv = sd.systemctl([
+        "set-environment",
+        `TMUX_TMPDIR=${tmuxDir}`,
+        `SHEEPDOG_TMUX_SOCKET=${socket}`,
+      ]);
+      expect(setEnv.code, setEnv.stderr).toBe(0);
+      const p = managerProgram([], {}, {}, "tmuxdemo");
+      const config = JSON.parse(readFileSync(join(p.root, "program.json"), "utf8"));
+      config.manager = {
+        launcher: "tmux",
+        env: config.manager.env,
+        tmux: { command: [...config.manager.command] },
+      };
+      writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
+      const env = { ...p.env, ...sd.env };
+      const tmuxEnv = { ...process.env, TMUX_TMPDIR: tmuxDir };
+      let server = 0;
+      try {
+        expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
+        // `start` of a oneshot returns when the tick is done.
+        const service = "sheepdog-tmuxdemo.service";
+        const ran = sd.systemctl(["start", service]);
+        expect(ran.code, ran.stderr).toBe(0);
+        const [started] = ofType(p.stateDir, "manager_started");
+        expect(started?.launcher).toBe("tmux");
+        const unit = String(started?.unit);
+        expect(unit).toMatch(/^sheepdog-tmuxdemo-tmux-.+\.scope$/);
+        server = Number(
+          spawnSync("tmux", ["-L", socket, "display-message", "-p", "#{pid}"], {
+            env: tmuxEnv,
+            encoding: "utf8",
+          }).stdout.trim(),
+        );
+        expect(server).toBeGreaterThan(0);
+        expect(sd.unitPids(unit)).toEqual(expect.arrayContaining([server, started?.pid as number]));
+        expect(sd.show(service, "Result")).toBe("success");
+        expect(sd.unitPids(service)).toEqual([]);
+        expect(sd.journal()).not.toMatch(/left-over process|remains running after unit stopped/);
+        expect(sheepdog(["uninstall", "systemd", "--program", p.root], { env }).code).toBe(0);
+        expect(isAlive(started?.pid as number, String(started?.start_time))).toBe(true);
+      } finally {
+        killStarted(p.stateDir);
+        // Our own server, on our own socket, by its exact pid.
+        if (server > 0) process.kill(server, "SIGTERM");
+      }
+    }, 120_000);
   },
 );
