@@ -817,6 +817,33 @@ const cases: Case[] = [
     want: { decision: "start", rule: 13 },
   },
   {
+    name: "13: failed starts after a hand-over are retried unplanned, so the guard stands down",
+    events: [
+      started(60, true),
+      claimed(59, 2),
+      handOver(40, 2),
+      ev(30, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(20, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(10, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+    ],
+    want: { decision: "stand_down", rule: 13 },
+    absent: ["start", "stop_handed_over"],
+  },
+  {
+    name: "13: one failed start after a hand-over: the retry is unplanned",
+    events: [
+      started(60, true),
+      claimed(59, 2),
+      handOver(40, 2),
+      ev(30, "manager_start_failed", { launcher: "herdr", reason: "busy" }),
+    ],
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+    },
+  },
+  {
     name: "12: a start that followed a failed one waits for its claim as usual",
     events: [
       ev(5, "manager_start_failed", { launcher: "herdr", reason: "busy" }),

@@ -169,6 +169,8 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
         // A failed start counts as an unplanned start (DESIGN §6): one that can never succeed
         // reaches the crash-loop guard instead of failing on every tick.
         h.planned_next = null;
+        // The hand-over it followed has had its start: retries are unplanned, so guarded.
+        h.hand_over_since_last_start = null;
         h.unplanned_starts.push(e.at);
         if (h.unplanned_starts.length > 50) h.unplanned_starts.shift();
         h.last_failed_start = {
