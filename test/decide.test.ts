@@ -748,6 +748,111 @@ const cases: Case[] = [
     reason: /pid 500/,
   },
   {
+    name: "7 and 12 name the transient unit a manager runs in",
+    events: [
+      started(1, true, { pid: 500, start_time: "s", unit: "sheepdog-catalog-manager-x.scope" }),
+    ],
+    facts: { last_start_process: "alive" },
+    want: { decision: "starting", rule: 12 },
+    reason: /\(pid 500 in sheepdog-catalog-manager-x\.scope\)/,
+  },
+  {
+    name: "12: started 1m ago, its process still runs: wait",
+    events: [started(1, true, { pid: 500, start_time: "s" })],
+    facts: { last_start_process: "alive" },
+    want: { decision: "starting", rule: 12 },
+  },
+  {
+    name: "12→13: started 1m ago, its process already exited: not waited for, start again",
+    events: [started(1, true, { pid: 500, start_time: "s" })],
+    facts: { last_start_process: "dead" },
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+      stop_leftover: expect.objectContaining({ pid: 500 }) as never,
+    },
+    reason: /pid 500\) exited before it claimed/,
+  },
+  {
+    name: "12→13: a dead start in a crash loop stands down",
+    events: [
+      ...threeCrashes,
+      ev(8, "released", { pid: 4 }),
+      started(1, false, { pid: 9, start_time: "s" }),
+    ],
+    facts: { last_start_process: "dead" },
+    want: { decision: "stand_down", rule: 13 },
+  },
+  {
+    name: "13: a failed first start is retried, unplanned, naming the failure",
+    events: [ev(5, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" })],
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+    },
+    reason: /last start .*herdr\) failed: held at a dialog/,
+  },
+  {
+    name: "13: three failed starts count as unplanned starts: stand down instead of a fourth",
+    events: [
+      ev(30, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(20, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(10, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+    ],
+    want: { decision: "stand_down", rule: 13 },
+    absent: ["start"],
+    standDown: /failed: held at a dialog; crash loop: 3 unplanned starts/,
+  },
+  {
+    name: "13: two failed starts after a claimed manager died are not yet a crash loop",
+    events: [
+      started(50, true),
+      claimed(49, 2),
+      ev(20, "released", { pid: 2 }),
+      ev(15, "manager_start_failed", { launcher: "command", reason: "ENOENT" }),
+      ev(10, "manager_start_failed", { launcher: "command", reason: "ENOENT" }),
+    ],
+    want: { decision: "start", rule: 13 },
+  },
+  {
+    name: "13: failed starts after a hand-over are retried unplanned, so the guard stands down",
+    events: [
+      started(60, true),
+      claimed(59, 2),
+      handOver(40, 2),
+      ev(30, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(20, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+      ev(10, "manager_start_failed", { launcher: "herdr", reason: "held at a dialog" }),
+    ],
+    want: { decision: "stand_down", rule: 13 },
+    absent: ["start", "stop_handed_over"],
+  },
+  {
+    name: "13: one failed start after a hand-over: the retry is unplanned",
+    events: [
+      started(60, true),
+      claimed(59, 2),
+      handOver(40, 2),
+      ev(30, "manager_start_failed", { launcher: "herdr", reason: "busy" }),
+    ],
+    want: {
+      decision: "start",
+      rule: 13,
+      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+    },
+  },
+  {
+    name: "12: a start that followed a failed one waits for its claim as usual",
+    events: [
+      ev(5, "manager_start_failed", { launcher: "herdr", reason: "busy" }),
+      started(3, false, { pid: 500, start_time: "s" }),
+    ],
+    facts: { last_start_process: "alive" },
+    want: { decision: "starting", rule: 12 },
+  },
+  {
     name: "13: started exactly claim_grace ago and never claimed: stop it, start again",
     events: [started(10, true, { pid: 500, start_time: "s" })],
     want: {

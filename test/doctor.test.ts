@@ -1,6 +1,6 @@
 // `sheepdog doctor`: right statuses and exit codes, and not one byte or mode changed anywhere.
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 import { treeSnapshot } from "./helpers/install.js";
@@ -255,6 +255,40 @@ describe("doctor", () => {
     const herdr = report.checks.find((c) => c.check === "tool:herdr");
     expect(herdr?.status).toBe("fail");
     expect(herdr?.detail).toContain("sheepdog-demo");
+  });
+
+  it("warns when the seat's Claude config does not trust the program root, and never edits it", () => {
+    healthy({
+      manager: {
+        launcher: "herdr",
+        env: { CLAUDE_CONFIG_DIR: join(tempDir(), "claude-dir") },
+        herdr: { workspace: "demo" },
+      },
+    });
+    const cfg = readFileSync(join(p.root, "program.json"), "utf8");
+    const dir = JSON.parse(cfg).manager.env.CLAUDE_CONFIG_DIR as string;
+    const file = join(dir, ".claude.json");
+    const trust = () => doctor().report.checks.find((c) => c.check === "claude-trust");
+    // No .claude.json at all: Claude will ask.
+    expect(trust()).toMatchObject({ status: "warn" });
+    expect(trust()?.detail).toContain(`${file} does not record ${p.root} as trusted`);
+    expect(trust()?.fix).toContain(`claude\` once in ${p.root}`);
+    expect(trust()?.fix).toContain("accept_trust_dialog: true");
+    // Another folder trusted only.
+    mkdirSync(dir, { recursive: true });
+    const other = JSON.stringify({ projects: { "/elsewhere": { hasTrustDialogAccepted: true } } });
+    writeFileSync(file, other);
+    expect(trust()?.status).toBe("warn");
+    expect(readFileSync(file, "utf8")).toBe(other);
+    // An ancestor of the root trusted: Claude's trust covers the folders under it.
+    writeFileSync(
+      file,
+      JSON.stringify({ projects: { [dirname(p.root)]: { hasTrustDialogAccepted: true } } }),
+    );
+    expect(trust()).toMatchObject({ status: "ok", fix: null });
+    // A command launcher runs no Claude of ours: no check.
+    healthy();
+    expect(doctor().report.checks.some((c) => c.check === "claude-trust")).toBe(false);
   });
 
   it("a unit installed with another SHEEPDOG_STATE_DIR than this shell's warns (the tick would miss the readings)", () => {

@@ -38,6 +38,7 @@ beforeEach(() => {
     ...p.env,
     HOME: home,
     XDG_CONFIG_HOME: "",
+    XDG_DATA_HOME: "",
     USER: user,
     PATH: `${s.bin}:${process.env.PATH}`,
   };
@@ -329,6 +330,23 @@ describe("uninstall systemd", () => {
       "sheepdog-lookalike.timer",
       "timers.target.wants",
     ]);
+  });
+
+  it("removes the timer's stamp file (Persistent= leaves it), only its own", () => {
+    expect(install().code).toBe(0);
+    const timers = join(home, ".local", "share", "systemd", "timers");
+    mkdirSync(timers, { recursive: true });
+    const stamp = join(timers, "stamp-sheepdog-demo.timer");
+    const other = join(timers, "stamp-sheepdog.timer");
+    for (const f of [stamp, other]) writeFileSync(f, "");
+    const dry = sheepdog(["uninstall", "systemd", "--program", p.root, "--dry-run"], { env });
+    expect(dry.stdout).toContain(`rm -f ${stamp}`);
+    expect(existsSync(stamp)).toBe(true);
+    const r = sheepdog(["uninstall", "systemd", "--program", p.root], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`removed ${stamp}`);
+    expect(existsSync(stamp)).toBe(false);
+    expect(existsSync(other)).toBe(true);
   });
 
   it("uninstall works for a program whose config has since broken", () => {

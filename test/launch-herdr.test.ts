@@ -3,8 +3,10 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendEvent } from "../src/journal/journal.js";
 import { freeAgentName, type HerdrTiming, launcher, startHerdr } from "../src/launch/herdr.js";
 import { projectDirOf, promptArrived, tailLines } from "../src/launch/herdr-arrival.js";
+import { StartFailed } from "../src/launch/start-failed.js";
 import { tempDir } from "./helpers/cli.js";
 import {
   alive,
@@ -105,7 +107,7 @@ describe("herdr launcher", () => {
     const argvs = calls().map((c) => c.argv);
     const ws = s.workspaces[0]?.workspace_id as string;
     expect(argvs).toEqual([
-      ["workspace", "list"],
+      // No workspace recorded for the program yet: a new one, never one found by its label.
       ["workspace", "create", "--cwd", ctx.root, "--label", "alpha", "--no-focus"],
       [
         "tab",
@@ -151,6 +153,9 @@ describe("herdr launcher", () => {
         "--timeout",
         "5000",
       ],
+      // The pid (AgentInfo has none) and the session Herdr's Claude integration reports.
+      ["pane", "process-info", "--pane", launched.pane],
+      ["agent", "get", "manager"],
     ]);
     expect(calls().flatMap((c) => c.violations)).toEqual([]);
     expect(calls().every((c) => c.exit === 0)).toBe(true);
@@ -162,6 +167,16 @@ describe("herdr launcher", () => {
     expect(rec.env.SHEEPDOG_PROGRAM).toBe(ctx.root);
     expect(alive(rec.pid)).toBe(true);
     expect(promptArrived(seat, ctx.root, req.prompt, Date.now() - 60_000)).toBe(true);
+    // Stopped by exact pid like the other launchers' managers; the exact transcript is known.
+    expect(launched.pid).toBe(rec.pid);
+    expect(launched.start_time).toEqual(expect.any(String));
+    expect(launched.workspace).toBe(ws);
+    expect(launched.transcript).toMatch(
+      new RegExp(
+        `^${projectDirOf(seat, ctx.root).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/[0-9a-f-]{36}\\.jsonl$`,
+      ),
+    );
+    expect(existsSync(launched.transcript as string)).toBe(true);
   });
 
   it("never hands the page token to herdr or the agent", async () => {
@@ -187,13 +202,19 @@ describe("herdr launcher", () => {
     expect(new Set(herdrSaw)).toEqual(new Set(["unset"]));
   });
 
-  it("reuses the workspace when present and gives a taken agent name a suffix", async () => {
+  it("reuses only the workspace it recorded, and gives a taken agent name a suffix", async () => {
     const ctx = program();
+    // Someone else's workspace that happens to carry the program's name as its label.
+    herdr(["workspace", "create", "--cwd", dir, "--label", "alpha", "--no-focus"]);
     const first = await startHerdr(requestFor(ctx), FAST);
+    expect(calls("workspace create")).toHaveLength(2);
+    expect(first.workspace).not.toBe(state().workspaces[0]?.workspace_id);
+    // The tick journals what a start launched; the next start reuses that workspace.
+    appendEvent(ctx.stateDir, { type: "manager_started", reason: "r", planned: true, ...first });
     const second = await startHerdr(requestFor(ctx, "a second start"), FAST);
-    expect(calls("workspace create")).toHaveLength(1);
+    expect(calls("workspace create")).toHaveLength(2);
+    expect(second.workspace).toBe(first.workspace);
     expect(calls("tab create")).toHaveLength(2);
-    expect(state().workspaces).toHaveLength(1);
     expect(first.agent).toBe("manager");
     expect(second.agent).toBe("manager-2");
     expect(second.window).not.toBe(first.window);
@@ -253,8 +274,9 @@ describe("herdr launcher", () => {
     );
     expect(err?.message).toMatch(/the prompt never reached agent manager/);
     expect(err?.message).toContain(projectDirOf(seat, ctx.root));
-    expect(err?.message).toMatch(/after 3 tries/);
-    expect(err?.message).toMatch(/last screen:[\s\S]*trust the files/);
+    expect(err?.message).toMatch(/send 3: herdr said delivered/);
+    expect(err).toBeInstanceOf(StartFailed);
+    expect((err as StartFailed).screen).toMatch(/prompt swallowed/);
     expect(calls("agent prompt")).toHaveLength(3);
     expect(calls("pane close")).toHaveLength(1);
     const rec = await waitFor("the agent's record", () => readRecord(record));
@@ -270,14 +292,13 @@ describe("herdr launcher", () => {
 
     const screen = await launcher.screen(ctx, launched);
     expect(screen).toContain(req.prompt);
+    // By pane (a timed-out start clears the name), `visible` (a busy agent refuses `recent`).
     expect(calls("agent read").at(-1)?.argv).toEqual([
       "agent",
       "read",
-      "manager",
+      launched.pane,
       "--source",
-      "recent",
-      "--lines",
-      "60",
+      "visible",
     ]);
 
     await launcher.close(ctx, launched);
@@ -298,7 +319,11 @@ describe("herdr launcher", () => {
   });
 
   const faults: [string, unknown, RegExp][] = [
-    ["workspace list", "malformed", /^herdr workspace list: herdr's answer is not JSON/],
+    [
+      "workspace create",
+      "malformed",
+      /^herdr workspace create --label alpha: herdr's answer is not JSON/,
+    ],
     [
       "tab create",
       "wrong_shape",
@@ -334,7 +359,7 @@ describe("herdr launcher", () => {
     const ctx = program();
     process.env.PATH = "/nonexistent";
     await expect(startHerdr(requestFor(ctx), FAST)).rejects.toThrow(
-      /^herdr workspace list: cannot run herdr .*on PATH/,
+      /^herdr workspace create --label alpha: cannot run herdr .*on PATH/,
     );
   });
 
@@ -390,12 +415,29 @@ describe("herdr stand-in", () => {
       ],
       [
         ["agent", "start", "m", "--kind", "claude", "--pane", pane, "--timeout", "1000"],
-        "invalid_params",
+        "invalid_agent_timeout",
       ],
       [
         ["agent", "start", "m", "--kind", "claude", "--pane", "w9:p9", "--timeout", "5000"],
-        "pane_not_found",
+        "agent_pane_not_found",
       ],
+      [
+        [
+          "agent",
+          "start",
+          "m",
+          "--kind",
+          "claude",
+          "--pane",
+          pane,
+          "--timeout",
+          "5000",
+          "--",
+          "a\nb",
+        ],
+        "invalid_agent_argument",
+      ],
+      [["agent", "send-keys", "nobody", "hyperspace"], "invalid_key"],
       [["agent", "get", "nobody"], "agent_not_found"],
       [["pane", "close", "w9:p9"], "pane_not_found"],
     ];

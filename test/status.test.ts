@@ -95,7 +95,8 @@ describe("status", () => {
 
   it("shows the last tick's decision and when", () => {
     const { env, searchState } = twoPrograms();
-    // `search`'s manager exits at once without claiming: the first start, then (grace 10m) starting.
+    // `search`'s manager exits at once without claiming: the first start, then (its process
+    // dead, rule 12) not waited for: status says the next tick starts another.
     const t = sheepdog(["tick", "--program", "search"], { env });
     expect(t.code, t.stderr).toBe(0);
     expect(t.stdout).toBe(
@@ -103,7 +104,7 @@ describe("status", () => {
     );
     const r = sheepdog(["status", "--program", "search"], { env });
     expect(r.stdout.split("\n")[1]).toMatch(
-      / start \d+s ago +starting: a manager started \d+s ago/,
+      / start \d+s ago +start: the manager started \d+s ago \(pid \d+\) exited before it claimed/,
     );
   });
 

@@ -252,4 +252,19 @@ describe("tick: starting and restarting managers (real processes)", () => {
     expect(isAlive(b.pid, b.start_time)).toBe(true);
     expect(holder(p.stateDir)).toBeNull();
   });
+
+  it("rule 12: a start whose process exits at once is replaced on the next tick, not after the grace", async () => {
+    const p = program(["--exit-at-once"], { claim_grace: "1h" });
+    expect(tick(p.env).report.decision).toBe("start");
+    const a = lastStart(p.stateDir);
+    await waitFor("the started process to exit", () => !isAlive(a.pid, a.start_time));
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("start");
+    expect(r.report.reason).toMatch(new RegExp(`pid ${a.pid}\\) exited before it claimed`));
+    expect(r.report.facts).toMatchObject({ last_start_process: "dead" });
+    const b = lastStart(p.stateDir);
+    expect(b.pid).not.toBe(a.pid);
+    expect(b.planned).toBe(false);
+    expect(ofType(p.stateDir, "manager_started")).toHaveLength(2);
+  });
 });

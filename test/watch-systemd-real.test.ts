@@ -20,9 +20,12 @@ afterEach(async () => {
 });
 
 const UNIT = "sheepdog-demo.watch.service";
+const unitDir = (s: RealSystemd) => join(s.home, ".config", "systemd", "user");
 
 function mainPid(s: RealSystemd): number {
-  return Number(/MainPID=(\d+)/.exec(s.systemctl("show", "-p", "MainPID", UNIT).stdout)?.[1] ?? 0);
+  return Number(
+    /MainPID=(\d+)/.exec(s.systemctl(["show", "-p", "MainPID", UNIT]).stdout)?.[1] ?? 0,
+  );
 }
 
 describe.skipIf(why !== null)(
@@ -31,7 +34,9 @@ describe.skipIf(why !== null)(
     it("the watcher runs, replaces a killed manager, and restarts after kill -9", {
       timeout: 240_000,
     }, async () => {
-      sd = await startRealSystemd();
+      const started = await startRealSystemd();
+      if ("skip" in started) throw new Error(`a real user manager did not start: ${started.skip}`);
+      sd = started;
       const p = t.program();
       // the unit runs with the scratch HOME: keep the program's state dirs where the test made them
       const env = { ...p.env, ...sd.env };
@@ -40,7 +45,7 @@ describe.skipIf(why !== null)(
         { env },
       );
       expect(r.code, r.stderr).toBe(0);
-      expect(existsSync(join(sd.unitDir, UNIT))).toBe(true);
+      expect(existsSync(join(unitDir(sd), UNIT))).toBe(true);
       const s = sd;
       const first = await waitFor(
         "the watcher's first manager to claim",
@@ -56,7 +61,9 @@ describe.skipIf(why !== null)(
         "systemd to restart the watcher",
         () => {
           const pid = mainPid(s);
-          return pid && pid !== watcher && s.systemctl("is-active", UNIT).stdout.trim() === "active"
+          return pid &&
+            pid !== watcher &&
+            s.systemctl(["is-active", UNIT]).stdout.trim() === "active"
             ? pid
             : null;
         },
@@ -77,8 +84,8 @@ describe.skipIf(why !== null)(
       );
       const u = sheepdog(["uninstall", "systemd", "--program", p.root], { env });
       expect(u.code, u.stderr).toBe(0);
-      expect(existsSync(join(sd.unitDir, UNIT))).toBe(false);
-      expect(s.systemctl("is-active", UNIT).stdout.trim()).not.toBe("active");
+      expect(existsSync(join(unitDir(sd), UNIT))).toBe(false);
+      expect(s.systemctl(["is-active", UNIT]).stdout.trim()).not.toBe("active");
     });
   },
 );

@@ -21,7 +21,13 @@ export function initialConfig(name: string, launcher: LauncherKind): Record<stri
   if (launcher === "command") manager.command = ["claude", "{prompt}"];
   if (launcher === "tmux") manager.tmux = { session: name, command: ["claude", "{prompt}"] };
   if (launcher === "herdr")
-    manager.herdr = { workspace: name, agent: "manager", kind: "claude", args: [] };
+    manager.herdr = {
+      workspace: name,
+      agent: "manager",
+      kind: "claude",
+      args: [],
+      accept_trust_dialog: false,
+    };
   return {
     name,
     manager,

@@ -59,6 +59,8 @@ export const herdrSchema = z.strictObject({
   ),
   kind: z._default(text(), "claude"),
   args: z._default(z.array(z.string()), []),
+  /** Answer Claude's folder-trust dialog (that one dialog only) when a start is held at it. */
+  accept_trust_dialog: z._default(z.boolean(), false),
 });
 
 export const tmuxSchema = z.strictObject({

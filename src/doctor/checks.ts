@@ -20,6 +20,7 @@ import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
 import { seatOf } from "../usage/seat.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
+import { trustCheck } from "./trust.js";
 import { watcherCheck } from "./watcher.js";
 
 /**
@@ -436,6 +437,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     ...toolChecks(program, covering),
     statuslineCheck(program),
     stopFailureHookCheck(program),
+    ...[trustCheck(program)].filter((c): c is Check => c !== null),
     pagesCheck(program),
   ];
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { RefusedError } from "../errors.js";
@@ -15,7 +15,14 @@ import {
 } from "./launchd.js";
 import type { CommandResult, Step } from "./plan.js";
 import { launchdCalendar, parseInterval, systemdOnCalendar } from "./schedule.js";
-import { buildUnits, isOurUnit, renderService, renderTimer, userUnitDir } from "./systemd.js";
+import {
+  buildUnits,
+  isOurUnit,
+  renderService,
+  renderTimer,
+  timerStampPath,
+  userUnitDir,
+} from "./systemd.js";
 import {
   cliPath,
   homeDir,
@@ -146,7 +153,7 @@ export function installPlan(
     { op: "write", path: servicePath, content: renderService(units.service) },
     { op: "write", path: timerPath, content: renderTimer(units.timer) },
   ];
-  for (const old of stale(units.base)) steps.push(...systemdRemoval(old));
+  for (const old of stale(units.base)) steps.push(...systemdRemoval(old, home, env));
   steps.push(
     { op: "run", argv: ["systemctl", "--user", "daemon-reload"] },
     { op: "run", argv: ["systemctl", "--user", "enable", "--now", `${units.base}.timer`] },
@@ -177,7 +184,12 @@ function lingerNote(r: CommandResult, user: string): string | null {
   return `warning: could not tell whether lingering is on for ${user} (${why}); for the timer to run while you are logged out: loginctl enable-linger ${user}`;
 }
 
-function systemdRemoval(old: Installed): Step[] {
+/**
+ * Disables the timer (never stopping the service: a tick may be starting a manager, and under
+ * systemd the managers run in units of their own that uninstall never touches), removes the
+ * unit files, and the `Persistent=` timer's stamp, which systemd leaves behind.
+ */
+function systemdRemoval(old: Installed, home: string, env: NodeJS.ProcessEnv): Step[] {
   const steps: Step[] = [];
   if (old.files.some((p) => p.endsWith(".timer")))
     steps.push({
@@ -185,6 +197,8 @@ function systemdRemoval(old: Installed): Step[] {
       argv: ["systemctl", "--user", "disable", "--now", `${old.name}.timer`],
     });
   for (const p of old.files) steps.push({ op: "remove", path: p });
+  const stamp = timerStampPath(home, old.name, env);
+  if (existsSync(stamp)) steps.push({ op: "remove", path: stamp });
   return steps;
 }
 
@@ -202,7 +216,7 @@ export function uninstallPlan(
   for (const one of found) {
     if (scheduler === "launchd")
       steps.push(bootout(one.name), ...one.files.map((p): Step => ({ op: "remove", path: p })));
-    else steps.push(...systemdRemoval(one));
+    else steps.push(...systemdRemoval(one, home, env));
   }
   if (scheduler === "systemd" && found.length)
     steps.push({ op: "run", argv: ["systemctl", "--user", "daemon-reload"] });

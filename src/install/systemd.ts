@@ -36,6 +36,13 @@ export function userUnitDir(home: string, env = process.env): string {
   return join(xdg?.startsWith("/") ? xdg : join(home, ".config"), "systemd", "user");
 }
 
+/** A `Persistent=` timer's last-trigger stamp: `$XDG_DATA_HOME/systemd/timers/stamp-<timer>`. */
+export function timerStampPath(home: string, base: string, env = process.env): string {
+  const xdg = env.XDG_DATA_HOME;
+  const data = xdg?.startsWith("/") ? xdg : join(home, ".local", "share");
+  return join(data, "systemd", "timers", `stamp-${base}.timer`);
+}
+
 /**
  * A hung tick must not hold the timer forever, but the tick's own deadline (4 min, the tick
  * lock's) must fire first: that path journals `tick_failed` and pages, while systemd's

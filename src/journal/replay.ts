@@ -52,6 +52,8 @@ export interface StartRecord {
   pane?: string;
   window?: string;
   agent?: string;
+  /** Under systemd: the transient scope it runs in. */
+  unit?: string;
 }
 
 /** A `hand_over` event. */
@@ -97,8 +99,13 @@ export interface History {
    * or the first start after `unpaused`, `cleared` or `reopened`. Null: the next is unplanned.
    */
   planned_next: string | null;
-  /** Times of unplanned starts after the last `cleared` (newest last, the last 50 at most). */
+  /**
+   * Times of unplanned starts after the last `cleared`, failed starts included (newest last,
+   * the last 50 at most).
+   */
   unplanned_starts: string[];
+  /** The newest `manager_start_failed` since the last start or claim, or null. */
+  last_failed_start: { at: string; launcher: string; reason: string } | null;
   /** The last managers that held the claim, oldest first (the last `keepManagers` at most). */
   managers: ManagerRecord[];
 }
@@ -114,7 +121,7 @@ function startRecord(e: JournalEvent): StartRecord {
     launcher: str(e.launcher) ?? "command",
   };
   if (num(e.pid) !== null) r.pid = e.pid as number;
-  for (const k of ["start_time", "pane", "window", "agent"] as const) {
+  for (const k of ["start_time", "pane", "window", "agent", "unit"] as const) {
     const v = str(e[k]);
     if (v !== null) r[k] = v;
   }
@@ -130,6 +137,7 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
     hand_over_since_last_start: null,
     planned_next: "the program's first start",
     unplanned_starts: [],
+    last_failed_start: null,
     managers: [],
   };
   let open: ManagerRecord | null = null;
@@ -147,6 +155,7 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
         const s = startRecord(e);
         h.starts_total++;
         h.last_start = s;
+        h.last_failed_start = null;
         h.claimed_since_last_start = false;
         h.hand_over_since_last_start = null;
         h.planned_next = null;
@@ -156,8 +165,23 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
         }
         break;
       }
+      case "manager_start_failed":
+        // A failed start counts as an unplanned start (DESIGN §6): one that can never succeed
+        // reaches the crash-loop guard instead of failing on every tick.
+        h.planned_next = null;
+        // The hand-over it followed has had its start: retries are unplanned, so guarded.
+        h.hand_over_since_last_start = null;
+        h.unplanned_starts.push(e.at);
+        if (h.unplanned_starts.length > 50) h.unplanned_starts.shift();
+        h.last_failed_start = {
+          at: e.at,
+          launcher: str(e.launcher) ?? "command",
+          reason: str(e.reason) ?? "",
+        };
+        break;
       case "claimed": {
         h.claimed_since_last_start = true;
+        h.last_failed_start = null;
         end("replaced", e.at);
         open = {
           pid: num(e.pid) ?? 0,

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
 import { closeSync, fchmodSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { RuntimeFailure, UsageError } from "../errors.js";
+import { which } from "../install/target.js";
 import { identityOf } from "../process/identity.js";
 import { launchEnv, managerEnv } from "./env.js";
+import { transientScope } from "./transient.js";
 import { fillPlaceholders, type Launched, type Launcher } from "./types.js";
 
 export const MANAGER_LOG = "manager.log";
@@ -27,14 +29,22 @@ export const launcher: Launcher = {
       string,
       ...string[],
     ];
+    const env = { ...launchEnv(program), ...managerEnv(program) }; // never the page token
+    // Under systemd, a scope of its own; systemd-run execs the manager, so the pid is its own.
+    const scope = await transientScope(program.name, "manager", env);
+    if (scope && !which(file.includes("/") ? resolve(program.root, file) : file, env.PATH))
+      throw new RuntimeFailure(
+        `manager.command ${JSON.stringify(file)}: cannot start: spawn ${file} ENOENT`,
+      );
     const log = openSync(join(program.stateDir, MANAGER_LOG), "a", 0o600);
     fchmodSync(log, 0o600); // an older log may have been made with a wider mode
     try {
-      const child = spawn(file, args, {
+      const [exe, ...argv] = scope ? [...scope.prefix, file, ...args] : [file, ...args];
+      const child = spawn(exe as string, argv, {
         cwd: program.root,
         detached: true, // setsid: its own session, untouched by the tick's end
         stdio: ["ignore", log, log],
-        env: { ...launchEnv(program), ...managerEnv(program) }, // never the page token
+        env,
       });
       await new Promise<void>((resolve, reject) => {
         child.once("spawn", resolve);
@@ -47,7 +57,12 @@ export const launcher: Launcher = {
       child.unref();
       const pid = child.pid as number;
       const id = identityOf(pid);
-      return { launcher: "command", pid, ...(id ? { start_time: id.start_time } : {}) };
+      return {
+        launcher: "command",
+        pid,
+        ...(id ? { start_time: id.start_time } : {}),
+        ...(scope ? { unit: scope.unit } : {}),
+      };
     } finally {
       closeSync(log);
     }

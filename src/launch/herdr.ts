@@ -1,25 +1,26 @@
-// The herdr launcher (DESIGN §7): a fresh tab in the program's Herdr workspace, an agent started
-// in it, and the one-line prompt sent and confirmed in the agent's transcript.
+// The herdr launcher (DESIGN §7): a fresh tab in the program's own Herdr workspace, an agent
+// started in it (past a busy shell and, where allowed, Claude's folder-trust dialog), the
+// one-line prompt sent and confirmed in the agent's transcript, and the agent's pid from the
+// pane's process info so it is stopped by exact pid like the other launchers' managers.
+import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure } from "../errors.js";
-import { identityOf } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
-import { iso } from "../util/time.js";
 import { launchEnv, managerEnv } from "./env.js";
-import { projectDirOf, waitForArrival } from "./herdr-arrival.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
+import { type PromptTiming, promptUntilArrived } from "./herdr-prompt.js";
 import { results } from "./herdr-schema.js";
+import { screenTail, visibleScreen } from "./herdr-screen.js";
+import { type AgentStart, agentNow, agentProcess, startAgent } from "./herdr-start.js";
+import { ensureWorkspace } from "./herdr-workspace.js";
+import { oneLine, StartFailed } from "./start-failed.js";
 import { fillPlaceholders, type Launched, type Launcher, type LaunchRequest } from "./types.js";
 
-export interface HerdrTiming {
+export interface HerdrTiming extends PromptTiming {
   /** `--timeout` of `agent start` (Herdr takes 3001…300000 ms). */
   startMs: number;
-  /** `--timeout` of `agent prompt --wait`. */
-  promptMs: number;
-  /** How long each try waits for the prompt to show up in the transcript. */
-  arrivalMs: number;
-  /** Prompts sent before giving up. */
-  tries: number;
+  /** How long `agent_pane_busy` is retried while a new pane's shell loads. */
+  busyMs?: number;
 }
 
 function envMs(name: string, fallback: number): number {
@@ -29,7 +30,8 @@ function envMs(name: string, fallback: number): number {
 
 export function defaultTiming(): HerdrTiming {
   return {
-    startMs: 60_000,
+    startMs: envMs("SHEEPDOG_HERDR_START_MS", 60_000),
+    busyMs: 10_000,
     promptMs: 20_000,
     arrivalMs: envMs("SHEEPDOG_HERDR_ARRIVAL_MS", 15_000),
     tries: 3,
@@ -56,29 +58,8 @@ function settingsOf(program: ProgramContext) {
     agent: h?.agent ?? "manager",
     kind: h?.kind ?? "claude",
     args: h?.args ?? [],
+    acceptTrustDialog: h?.accept_trust_dialog === true,
   };
-}
-
-async function findOrCreateWorkspace(
-  label: string,
-  root: string,
-  env: NodeJS.ProcessEnv,
-): Promise<string> {
-  const list = await herdrJson(
-    { command: "herdr workspace list", args: ["workspace", "list"], env },
-    results.workspaceList,
-  );
-  const found = list.workspaces.find((w) => w.label === label);
-  if (found) return found.workspace_id;
-  const made = await herdrJson(
-    {
-      command: `herdr workspace create --label ${label}`,
-      args: ["workspace", "create", "--cwd", root, "--label", label, "--no-focus"],
-      env,
-    },
-    results.workspaceCreated,
-  );
-  return made.workspace.workspace_id;
 }
 
 async function closePane(pane: string, env: NodeJS.ProcessEnv): Promise<void> {
@@ -90,64 +71,59 @@ async function closePane(pane: string, env: NodeJS.ProcessEnv): Promise<void> {
   }
 }
 
-async function screenTail(name: string, lines: number, env: NodeJS.ProcessEnv): Promise<string> {
-  try {
-    const text = await herdrText({
-      command: `herdr agent read ${name}`,
-      args: ["agent", "read", name, "--source", "recent", "--lines", String(lines)],
-      env,
-    });
-    const tail = text.trimEnd().split("\n").slice(-lines).join("\n");
-    return tail ? `\nlast screen:\n${tail}` : "";
-  } catch {
-    return "";
-  }
+/** What to run when Herdr itself is the problem: a stopped server, a half-done update. */
+function herdrFix(err: unknown): string {
+  if (!(err instanceof HerdrError)) return "";
+  if (err.code === "server_not_running")
+    return "; Herdr's server is not running: start it (run `herdr` in a terminal, or the command Herdr names above)";
+  if (err.code === "protocol_mismatch")
+    return "; Herdr's client and server differ (after `herdr update`?): quit Herdr and run `herdr` again so the server restarts on the new version";
+  return "";
 }
 
-/** Sends the prompt until the transcript shows it, at most `tries` times. */
-async function promptUntilArrived(
-  name: string,
-  prompt: string,
-  seat: string,
-  root: string,
-  sinceMs: number,
-  t: HerdrTiming,
-  env: NodeJS.ProcessEnv,
-): Promise<void> {
-  const notes: string[] = [];
-  for (let attempt = 1; attempt <= t.tries; attempt++) {
-    try {
-      await herdrJson(
-        {
-          command: `herdr agent prompt ${name}`,
-          args: [
-            "agent",
-            "prompt",
-            name,
-            prompt,
-            "--wait",
-            "--until",
-            "working",
-            "--timeout",
-            String(t.promptMs),
-          ],
-          waitMs: t.promptMs,
-          env,
-        },
-        results.agentPrompted,
-      );
-      notes.push(`try ${attempt}: herdr said delivered`);
-    } catch (err) {
-      // A stalled or timed-out wait is no proof either way: the transcript decides.
-      if (!(err instanceof HerdrError && /^(agent_prompt_stalled|timeout)$/.test(err.code)))
-        throw err;
-      notes.push(`try ${attempt}: ${err.code}`);
-    }
-    if (await waitForArrival(seat, root, prompt, sinceMs, t.arrivalMs)) return;
-  }
-  throw new RuntimeFailure(
-    `herdr: the prompt never reached agent ${name}: no user entry with it in the transcripts under ${projectDirOf(seat, root)} since ${iso(sinceMs)} after ${t.tries} tries (${notes.join("; ")})`,
+/** Any failure after the tab exists, as a StartFailed that carries the screen and the workspace. */
+async function failedStart(err: unknown, pane: string | undefined, env: NodeJS.ProcessEnv) {
+  if (err instanceof StartFailed && err.screen !== undefined) return err;
+  const screen = pane ? await visibleScreen(pane, env) : null;
+  const reason = err instanceof StartFailed ? err.reason : (err as Error).message;
+  return new StartFailed(
+    `${oneLine(reason)}${herdrFix(err)}`,
+    screen ? screenTail(screen) : undefined,
   );
+}
+
+/** A fresh tab for the manager in the program's workspace, with the manager's environment. */
+async function newTab(program: ProgramContext, workspace: string, env: NodeJS.ProcessEnv) {
+  const envArgs = Object.entries(managerEnv(program)).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
+  return herdrJson(
+    {
+      command: `herdr tab create --workspace ${workspace}`,
+      args: [
+        "tab",
+        "create",
+        "--workspace",
+        workspace,
+        "--cwd",
+        program.root,
+        "--label",
+        "manager",
+        ...envArgs,
+        "--no-focus",
+      ],
+      env,
+    },
+    results.tabCreated,
+  );
+}
+
+/** The transcript Herdr's Claude integration names (`agent_session`), when it names one. */
+async function sessionTranscript(name: string, seat: string, root: string, env: NodeJS.ProcessEnv) {
+  const session = (await agentNow(name, env).catch(() => null))?.agent_session;
+  if (!session) return undefined;
+  if (session.kind === "path") return session.value;
+  if (session.kind === "id" && /^[A-Za-z0-9-]+$/.test(session.value))
+    return join(seat, "projects", root.replace(/[^A-Za-z0-9]/g, "-"), `${session.value}.jsonl`);
+  return undefined;
 }
 
 export async function startHerdr(
@@ -160,77 +136,56 @@ export async function startHerdr(
   const sinceMs = Date.now();
   // Herdr's server hands its environment to every pane: never the page token.
   const env = launchEnv(program);
+  // A terminal takes text as keystrokes: the reason and prompt arrive as one line.
+  const reason = oneLine(req.reason);
+  const prompt = oneLine(req.prompt);
 
-  const workspace = await findOrCreateWorkspace(s.workspace, root, env);
-  const envArgs = Object.entries(managerEnv(program)).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
-  const tab = await herdrJson(
-    {
-      command: `herdr tab create --workspace ${workspace}`,
-      args: [
-        "tab",
-        "create",
-        "--workspace",
-        workspace,
-        "--cwd",
-        root,
-        "--label",
-        "manager",
-        ...envArgs,
-        "--no-focus",
-      ],
-      env,
-    },
-    results.tabCreated,
-  );
-  const pane = tab.root_pane.pane_id;
-  const tabId = tab.tab.tab_id;
-
-  // From here on a failure closes the pane it made: a half-started manager must not linger.
-  let name = s.agent;
+  let workspace: string | undefined;
+  let pane: string | undefined;
   try {
+    workspace = await ensureWorkspace(program.stateDir, s.workspace, root, env);
+    const tab = await newTab(program, workspace, env);
+    pane = tab.root_pane.pane_id;
     const live = await herdrJson(
       { command: "herdr agent list", args: ["agent", "list"], env },
       results.agentList,
     );
-    name = freeAgentName(s.agent, new Set(live.agents.flatMap((a) => (a.name ? [a.name] : []))));
-    const vars = { prompt: req.prompt, reason: req.reason, program: program.name, root };
-    const args = s.args.map((a) => fillPlaceholders(a, vars));
-    const started = await herdrJson(
-      {
-        command: `herdr agent start ${name}`,
-        args: [
-          "agent",
-          "start",
-          name,
-          "--kind",
-          s.kind,
-          "--pane",
-          pane,
-          "--timeout",
-          String(timing.startMs),
-          ...(args.length > 0 ? ["--", ...args] : []),
-        ],
-        waitMs: timing.startMs,
-        env,
-      },
-      results.agentStarted,
+    const name = freeAgentName(
+      s.agent,
+      new Set(live.agents.flatMap((a) => (a.name ? [a.name] : []))),
     );
-    await promptUntilArrived(name, req.prompt, seatOf(program.config), root, sinceMs, timing, env);
-    const pid = started.agent.pid ?? undefined;
-    const identity = pid !== undefined ? identityOf(pid) : null;
+    const vars = { prompt, reason, program: program.name, root };
+    const start: AgentStart = {
+      name,
+      kind: s.kind,
+      pane,
+      args: s.args.map((a) => fillPlaceholders(a, vars)),
+      root,
+      startMs: timing.startMs,
+      busyMs: timing.busyMs ?? 10_000,
+      acceptTrustDialog: s.acceptTrustDialog,
+      env,
+    };
+    await startAgent(start);
+    const seat = seatOf(program.config);
+    await promptUntilArrived(start, prompt, { seat, sinceMs }, timing);
+    const proc = await agentProcess(pane, s.kind, env);
+    const transcript = await sessionTranscript(name, seat, root, env);
     return {
       launcher: "herdr",
-      pane: started.agent.pane_id,
-      window: tabId,
+      pane,
+      window: tab.tab.tab_id,
       agent: name,
-      ...(pid !== undefined && identity ? { pid, start_time: identity.start_time } : {}),
+      workspace,
+      ...(proc ?? {}),
+      ...(transcript ? { transcript } : {}),
     };
   } catch (err) {
-    const screen = err instanceof RuntimeFailure ? await screenTail(name, 8, env) : "";
-    await closePane(pane, env).catch(() => {});
-    if (err instanceof RuntimeFailure && screen)
-      throw new RuntimeFailure(`${err.message} (pane ${pane} closed)${screen}`);
-    throw err;
+    // A half-started manager must not linger: the pane this start made is closed.
+    const failed = await failedStart(err, pane, env);
+    if (pane) await closePane(pane, env).catch(() => {});
+    if (workspace) failed.workspace = workspace;
+    throw failed;
   }
 }
 
@@ -260,19 +215,11 @@ async function close(program: ProgramContext, launched: Launched): Promise<void>
   if (pane) await closePane(pane, env);
 }
 
+/** The pane's visible screen (evidence): what a busy agent shows, by pane, never by name. */
 async function screen(program: ProgramContext, launched: Launched): Promise<string | null> {
   const env = launchEnv(program);
-  if (!launched.agent || !(await ownPane(launched, env))) return null;
-  try {
-    return await herdrText({
-      command: `herdr agent read ${launched.agent}`,
-      args: ["agent", "read", launched.agent, "--source", "recent", "--lines", "60"],
-      env,
-    });
-  } catch (err) {
-    if (err instanceof HerdrError) return null;
-    throw err;
-  }
+  const pane = await ownPane(launched, env);
+  return pane ? visibleScreen(pane, env) : null;
 }
 
 export const launcher: Launcher = { start: (req) => startHerdr(req), close, screen };

@@ -4,6 +4,7 @@ import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { launchEnv, managerEnv, secretVars } from "./env.js";
+import { transientScope } from "./transient.js";
 import { fillPlaceholders, type Launched, type Launcher, type LaunchRequest } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
@@ -60,29 +61,42 @@ export function commandOf(req: LaunchRequest): string[] {
  * the token variable from every process it starts, for a server that was started elsewhere
  * with it set.
  */
-async function ensureSession(program: ProgramContext, session: string): Promise<void> {
+async function ensureSession(
+  program: ProgramContext,
+  session: string,
+): Promise<string | undefined> {
+  let unit: string | undefined;
   const env = launchEnv(program);
   const has = await tmux(["has-session", "-t", `=${session}`], env);
   if (has.spawnError || has.timedOut) throw failure("has-session", has);
   if (has.code !== 0) {
-    const made = await tmux(["new-session", "-d", "-s", session, "-c", program.root], env);
+    // A server this starts outlives the tick: under systemd, in a scope of its own.
+    const scope = await transientScope(program.name, "tmux", env);
+    const args = [...socketArgs(), "new-session", "-d", "-s", session, "-c", program.root];
+    const made = scope
+      ? await runTool(scope.prefix[0] as string, [...scope.prefix.slice(1), "tmux", ...args], {
+          timeoutMs: TMUX_TIMEOUT_MS,
+          env,
+        })
+      : await tmux(args.slice(socketArgs().length), env);
     if (made.code !== 0) {
       // Another start may have made it meanwhile: that is as good.
       const again = await tmux(["has-session", "-t", `=${session}`], env);
       if (again.code !== 0) throw failure(`new-session -s ${session}`, made);
-    }
+    } else unit = scope?.unit;
   }
   for (const name of secretVars(program)) {
     const r = await tmux(["set-environment", "-t", `=${session}`, "-r", name], env);
     if (r.code !== 0) throw failure(`set-environment -t ${session} -r ${name}`, r);
   }
+  return unit;
 }
 
 async function start(req: LaunchRequest): Promise<Launched> {
   const { program } = req;
   const session = sessionOf(program);
   const argv = commandOf(req);
-  await ensureSession(program, session);
+  const unit = await ensureSession(program, session);
   const env = managerEnv(program);
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   // tmux gives a new window the PATH of the client that asked for it, whatever `-e` says.
@@ -120,6 +134,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
     window: `${session}:${window}`,
     pid,
     ...(identity ? { start_time: identity.start_time } : {}),
+    ...(unit ? { unit } : {}),
   };
 }
 

@@ -24,6 +24,12 @@ export interface Launched {
   window?: string;
   /** herdr: the agent name. */
   agent?: string;
+  /** herdr: the workspace sheepdog made for the program (reused only by its id). */
+  workspace?: string;
+  /** herdr: the transcript Herdr's Claude integration reported (`agent_session`). */
+  transcript?: string;
+  /** Under systemd: the transient scope the manager (or the tmux server) runs in. */
+  unit?: string;
 }
 
 export interface Launcher {

@@ -12,7 +12,8 @@ export type PageKind =
   | "stuck_restart"
   | "paused"
   | "cleared"
-  | "finished";
+  | "finished"
+  | "start_failed";
 
 /** What `--program` value names this program in a command a person will copy from a phone. */
 export function programArg(name: string, root: string, env = process.env): string {
@@ -55,6 +56,8 @@ export function kindOf(e: JournalEvent): PageKind | null {
       return e.type;
     case "manager_stopped":
       return isStuckStop(e) ? "stuck_restart" : null;
+    case "manager_start_failed":
+      return "start_failed";
     default:
       return null;
   }
@@ -128,6 +131,20 @@ export function composePage(
         ),
         priority: 3,
         tags: ["pause_button"],
+      };
+    }
+    case "start_failed": {
+      const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+      return {
+        title: `${name}: the manager did not start`,
+        message: lines(
+          `sheepdog could not start a manager of ${name}; it tries again on the next tick, and stands down after repeated failures.`,
+          why && `Reason: ${why}`,
+          screen && `The screen showed:\n${clip(screen, 1500)}`,
+          `See: sheepdog journal --program ${arg}`,
+        ),
+        priority: 4,
+        tags: ["warning"],
       };
     }
     case "cleared":

@@ -28,6 +28,7 @@ const KINDS = new Set<string>([
   "paused",
   "cleared",
   "finished",
+  "start_failed",
 ]);
 
 function isPageKind(v: unknown): v is PageKind {

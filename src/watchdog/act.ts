@@ -1,7 +1,9 @@
 import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
+import { UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
+import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
@@ -16,6 +18,17 @@ export interface ActResult {
   events: JournalEvent[];
   /** What was done, in words for people (`stopped pid 4242`, `started pid 5151`). */
   actions: string[];
+}
+
+/** What `manager_start_failed` records of a launcher's error. */
+function startFailure(err: unknown): { reason: string; screen?: string } {
+  if (err instanceof StartFailed)
+    return {
+      reason: err.reason,
+      ...(err.screen ? { screen: err.screen } : {}),
+      ...(err.workspace ? { workspace: err.workspace } : {}),
+    };
+  return { reason: (err as Error)?.message ?? String(err) };
 }
 
 /**
@@ -51,7 +64,12 @@ export async function act(
     const claim = facts.claim;
     // The holder's pane, if a tmux/herdr start made it: the last start before it claimed.
     const start = facts.history.last_start;
-    const fromStart = start && Date.parse(start.at) <= Date.parse(claim.claimed_at) ? start : null;
+    // A start journaled after its manager claimed (a herdr start ends with the prompt's arrival)
+    // is still the holder's when it recorded the holder's pid.
+    const fromStart =
+      start && (start.pid === claim.pid || Date.parse(start.at) <= Date.parse(claim.claimed_at))
+        ? start
+        : null;
     const { keepEvidence } = await import("./evidence.js");
     const evidence = await keepEvidence(program, facts, decision, fromStart, now);
     const id = { pid: claim.pid, start_time: claim.start_time, machine_id: claim.machine_id };
@@ -182,7 +200,18 @@ export async function act(
       const kind = program.config.manager.launcher;
       const launcher = await launcherFor(kind);
       faultPoint("act.before-start");
-      const launched = await launcher.start({ program, reason, prompt });
+      let launched: Awaited<ReturnType<typeof launcher.start>>;
+      try {
+        launched = await launcher.start({ program, reason, prompt });
+      } catch (err) {
+        // Bad config is the user's to fix (exit 2); anything else is a failed start, journaled
+        // and paged, and counted by the crash-loop guard (DESIGN §6).
+        if (err instanceof UsageError) throw err;
+        const failed = startFailure(err);
+        journal({ type: "manager_start_failed", launcher: kind, ...failed, planned });
+        actions.push(`start failed: ${failed.reason}`);
+        return { events, actions };
+      }
       faultPoint("act.after-start");
       try {
         journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
@@ -195,7 +224,8 @@ export async function act(
         launched.pid !== undefined
           ? `pid ${launched.pid}`
           : (launched.pane ?? launched.window ?? kind);
-      actions.push(`started ${what}${planned ? " (planned)" : ""}`);
+      const unit = launched.unit ? ` in ${launched.unit}` : "";
+      actions.push(`started ${what}${unit}${planned ? " (planned)" : ""}`);
     }
   } else if (decision.start) {
     actions.push("not started: the claim changed meanwhile");

@@ -305,11 +305,13 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
     const what = hb.saved ? "last save" : "claimed without a save";
     // 7. Alive and fresh.
     if (hb.age < policy.staleAfter) {
+      const ls = facts.history.last_start;
+      const unit = ls?.unit && ls.pid === claim.pid ? ` in ${ls.unit}` : "";
       return {
         ...base,
         decision: "ok",
         rule: 7,
-        reason: `pid ${claim.pid} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${gapNote(hb.credit)}`,
+        reason: `pid ${claim.pid}${unit} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${gapNote(hb.credit)}`,
         heartbeat_age_ms: hb.age,
         gap_credit_ms: hb.credit,
       };
@@ -414,7 +416,9 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
               pid: hand.pid,
               start_time: hand.start_time,
               start:
-                start && hand.claimed_at !== null && ms(start.at) <= ms(hand.claimed_at)
+                start &&
+                ((start.pid !== undefined && start.pid === hand.pid) ||
+                  (hand.claimed_at !== null && ms(start.at) <= ms(hand.claimed_at)))
                   ? start
                   : null,
             },
@@ -450,11 +454,14 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
   // 12. A start is on its way: wait for it to claim.
   const lastStart = facts.history.last_start;
   const unclaimed = lastStart !== null && !facts.history.claimed_since_last_start;
-  if (lastStart && unclaimed) {
+  // A start whose process already exited will never claim: not waited for (DESIGN §6).
+  const exited = unclaimed && facts.last_start_process === "dead";
+  if (lastStart && unclaimed && !exited) {
     const credit = gapCredit(facts, policy, ms(lastStart.at));
     const since = Math.max(0, now - ms(lastStart.at) - credit);
     if (since < policy.claimGrace) {
-      const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
+      const unit = lastStart.unit ? ` in ${lastStart.unit}` : "";
+      const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid}${unit})` : "";
       return {
         ...base,
         decision: "starting",
@@ -466,7 +473,12 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision {
 
   // 13. Nothing holds the program: start one.
   let why: string;
-  if (lastStart === null) why = "the program's first start";
+  const failed = facts.history.last_failed_start;
+  if (failed)
+    why = `the last start (${fmt(now - ms(failed.at))} ago, ${failed.launcher}) failed: ${failed.reason}`;
+  else if (lastStart === null) why = "the program's first start";
+  else if (exited)
+    why = `the manager started ${fmt(now - ms(lastStart.at))} ago (pid ${lastStart.pid}) exited before it claimed`;
   else if (unclaimed) {
     const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago${who} never claimed (grace ${fmt(policy.claimGrace)})`;

@@ -46,6 +46,11 @@ export interface Facts {
   /** Read only when it matters (a live holder with a stale heartbeat); null otherwise. */
   merge_lock: MergeLockState | null;
   history: History;
+  /**
+   * Rule 12: whether the process the last unclaimed start recorded still runs (`dead` covers a
+   * zombie and a reused pid); absent when that start recorded no pid or something claimed since.
+   */
+  last_start_process?: "alive" | "dead";
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }

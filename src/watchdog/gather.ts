@@ -4,7 +4,8 @@ import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { type JournalEvent, readEvents } from "../journal/journal.js";
-import { history, replay } from "../journal/replay.js";
+import { type History, history, replay } from "../journal/replay.js";
+import { livenessOf, machineId } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
@@ -41,6 +42,15 @@ export function gapsOf(last: LastTick | null): Gap[] {
     (g): g is Gap =>
       g !== null && typeof g === "object" && typeof g.from === "string" && typeof g.to === "string",
   );
+}
+
+/** Rule 12: whether the last start's recorded process still runs, when it never claimed. */
+function lastStartProcess(hist: History): Facts["last_start_process"] {
+  const s = hist.last_start;
+  if (!s || hist.claimed_since_last_start || s.pid === undefined || s.start_time === undefined)
+    return undefined;
+  const live = livenessOf({ pid: s.pid, start_time: s.start_time, machine_id: machineId() });
+  return live === "alive" ? "alive" : "dead";
 }
 
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
@@ -153,6 +163,8 @@ export async function gather(
     merge_lock: null,
     history: hist,
   };
+  const startProcess = lastStartProcess(hist);
+  if (startProcess) facts.last_start_process = startProcess;
   if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy)) {
     const { readMergeLock } = await import("../merge-lock/lock.js");
     try {

@@ -1,3 +1,9 @@
+// A real systemd user manager for end-to-end tests, as ../shared/systemd-real.md describes: in
+// a private mount namespace (a tmpfs over /run/systemd, so the host is never told it booted
+// with systemd), in cgroups of its own (`sheepdog-test-<pid>-<n>`), with scratch HOME and XDG
+// folders, and a journald of its own for its log. `systemctl --user` reaches it from outside
+// through `$XDG_RUNTIME_DIR/systemd/private`. Everything is stopped by exact pid: the manager,
+// journald, then whatever is left in its cgroups (all started under it); the cgroups removed.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
@@ -9,150 +15,210 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./cli.js";
-import { waitFor } from "./watchdog.js";
-
-/**
- * A real systemd user manager for one test (see systemd-real.md in the design notes): in a
- * private mount namespace with a tmpfs over /run/systemd (never the host's), in cgroups of its
- * own named sheepdog-watch-test-<pid>, with a scratch HOME, XDG_CONFIG_HOME and 0700
- * XDG_RUNTIME_DIR. `systemctl --user` reaches it through $XDG_RUNTIME_DIR/systemd/private.
- * Everything is ended by exact pid: the manager, then whatever is left in its cgroups.
- */
-export interface RealSystemd {
-  /** The env every sheepdog or systemctl call of the test runs with. */
-  env: NodeJS.ProcessEnv;
-  home: string;
-  unitDir: string;
-  systemctl(...args: string[]): { status: number | null; stdout: string; stderr: string };
-  stop(): Promise<void>;
-}
 
 const SYSTEMD = "/usr/lib/systemd/systemd";
+const JOURNALD = "/usr/lib/systemd/systemd-journald";
+const CGROUP = "/sys/fs/cgroup";
 
-/** Why a real user manager cannot run here, or null when it can. */
+/** The cgroup hierarchies to make a directory in: v1 hybrid (systemd + unified) or plain v2. */
+function hierarchies(): string[] {
+  if (existsSync(join(CGROUP, "unified", "cgroup.procs")))
+    return [join(CGROUP, "systemd"), join(CGROUP, "unified")].filter((h) =>
+      existsSync(join(h, "cgroup.procs")),
+    );
+  if (existsSync(join(CGROUP, "cgroup.controllers"))) return [CGROUP];
+  return [];
+}
+
+function onPath(tool: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" }).status === 0;
+}
+
+/** Why a real user manager cannot run here, or null when it can be tried. */
 export function realSystemdUnavailable(): string | null {
   if (process.platform !== "linux") return "not Linux";
-  if (process.getuid?.() !== 0) return "not root (a private mount namespace and cgroups need it)";
-  for (const tool of ["unshare", "systemctl"])
-    if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) return `no ${tool} on PATH`;
-  if (!existsSync(SYSTEMD)) return `no ${SYSTEMD}`;
-  if (!existsSync("/run/systemd")) return "no /run/systemd to mount a tmpfs over";
-  if (cgroupRoots().length === 0) return "no writable cgroup hierarchy";
+  if (process.getuid?.() !== 0) return "needs root (mount namespace, tmpfs, cgroup directories)";
+  for (const tool of ["unshare", "nsenter", "systemctl", "systemd-run"])
+    if (!onPath(tool)) return `${tool} is not installed`;
+  for (const bin of [SYSTEMD, JOURNALD]) if (!existsSync(bin)) return `${bin} is not installed`;
+  if (hierarchies().length === 0) return `no writable cgroup hierarchy under ${CGROUP}`;
   return null;
 }
 
-/** The hierarchies to make our cgroup in: the named systemd one and the unified one (v1 hybrid), or plain v2. */
-function cgroupRoots(): string[] {
-  const v1 = ["/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified"].filter((d) =>
-    existsSync(join(d, "cgroup.procs")),
-  );
-  if (v1.length) return v1;
-  return existsSync("/sys/fs/cgroup/cgroup.controllers") ? ["/sys/fs/cgroup"] : [];
+const SCRIPT = `set -e
+name=$1; rt=$2; home=$3
+for h in $4; do mkdir -p "$h/$name"; echo $$ > "$h/$name/cgroup.procs"; done
+mount -t tmpfs tmpfs /run/systemd
+mkdir -p /run/systemd/system /run/systemd/journald.conf.d
+printf '[Journal]\\nStorage=volatile\\nReadKMsg=no\\n' > /run/systemd/journald.conf.d/sheepdog-test.conf
+mount -t tmpfs tmpfs /run/log
+env -i ${JOURNALD} </dev/null >/dev/null 2>&1 &
+echo $! > "$rt/journald.pid"
+for i in $(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.05; done
+exec env -i HOME="$home" USER=root XDG_RUNTIME_DIR="$rt" XDG_CONFIG_HOME="$home/.config" \\
+  XDG_DATA_HOME="$home/.local/share" XDG_STATE_HOME="$home/.local/state" \\
+  PATH=/usr/local/bin:/usr/bin:/bin SYSTEMD_LOG_TARGET=journal SYSTEMD_LOG_LEVEL=info \\
+  ${SYSTEMD} --user
+`;
+
+export interface RealSystemd {
+  /** The user manager's pid (inside the namespace; the same pid outside). */
+  pid: number;
+  home: string;
+  runtimeDir: string;
+  /** What `systemctl --user` and `sheepdog install systemd` need to reach this manager. */
+  env: Record<string, string>;
+  systemctl(args: string[]): { code: number; stdout: string; stderr: string };
+  /** A unit property (`systemctl --user show -p NAME --value UNIT`). */
+  show(unit: string, property: string): string;
+  /** The pids in a unit's cgroup (and its children), empty when it has none. */
+  unitPids(unit: string): number[];
+  /** The user manager's log (its own journald, read from inside the namespace). */
+  journal(): string;
+  stop(): Promise<void>;
 }
 
-function pidsIn(dir: string): number[] {
-  const out: number[] = [];
-  const walk = (d: string) => {
-    try {
-      for (const line of readFileSync(join(d, "cgroup.procs"), "utf8").split("\n"))
-        if (line.trim()) out.push(Number(line));
-      for (const e of readdirSync(d, { withFileTypes: true }))
-        if (e.isDirectory()) walk(join(d, e.name));
-    } catch {
-      // gone meanwhile
-    }
-  };
-  walk(dir);
-  return out;
+let instances = 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pidsUnder(dir: string): number[] {
+  if (!existsSync(dir)) return [];
+  const here = readFileSync(join(dir, "cgroup.procs"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map(Number);
+  const below = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => pidsUnder(join(dir, d.name)));
+  return [...here, ...below];
 }
 
 function removeTree(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const d of readdirSync(dir, { withFileTypes: true }))
+    if (d.isDirectory()) removeTree(join(dir, d.name));
   try {
-    for (const e of readdirSync(dir, { withFileTypes: true }))
-      if (e.isDirectory()) removeTree(join(dir, e.name));
     rmdirSync(dir);
   } catch {
-    // still busy or gone: nothing more to do
+    // still busy: left for the host to see, never forced
   }
 }
 
-export async function startRealSystemd(): Promise<RealSystemd> {
-  const name = `sheepdog-watch-test-${process.pid}-${Date.now().toString(36)}`;
-  const scratch = tempDir("sheepdog-systemd-");
-  const home = join(scratch, "home");
-  const config = join(home, ".config");
-  const runtime = join(scratch, "runtime");
-  mkdirSync(config, { recursive: true });
-  mkdirSync(runtime, { mode: 0o700 });
-  const cgroups = cgroupRoots().map((root) => join(root, name));
-  const script = join(scratch, "start.sh");
-  writeFileSync(
-    script,
-    [
-      "set -e",
-      ...cgroups.map((d) => `mkdir -p '${d}' && echo $$ > '${d}/cgroup.procs'`),
-      "mount -t tmpfs tmpfs /run/systemd",
-      "mkdir -p /run/systemd/system",
-      `exec env -i PATH='${process.env.PATH}' HOME='${home}' XDG_CONFIG_HOME='${config}' XDG_RUNTIME_DIR='${runtime}' SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_LEVEL=warning ${SYSTEMD} --user`,
-    ].join("\n"),
-  );
-  const child: ChildProcess = spawn(
-    "unshare",
-    ["--mount", "--propagation", "private", "sh", script],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  let log = "";
-  child.stderr?.on("data", (d) => {
-    log += d;
-  });
-  const env: NodeJS.ProcessEnv = {
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (alive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/** Stops by exact pid: the manager (it stops its units), journald, then what is left in our cgroups. */
+async function stopAll(pid: number, runtimeDir: string, roots: string[], name: string) {
+  if (alive(pid)) {
+    process.kill(pid, "SIGTERM");
+    if (!(await waitGone(pid, 10_000))) process.kill(pid, "SIGKILL");
+  }
+  let jpid = 0;
+  try {
+    jpid = Number(readFileSync(join(runtimeDir, "journald.pid"), "utf8").trim());
+  } catch {
+    // never started
+  }
+  if (jpid > 0 && alive(jpid)) {
+    process.kill(jpid, "SIGTERM");
+    await waitGone(jpid, 5_000);
+  }
+  // Everything still in our cgroups was started under this manager.
+  for (const root of roots)
+    for (const p of pidsUnder(join(root, name))) {
+      try {
+        process.kill(p, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  await sleep(200);
+  for (const root of roots) removeTree(join(root, name));
+}
+
+function handleOf(pid: number, home: string, runtimeDir: string, roots: string[], name: string) {
+  const env = {
     HOME: home,
-    XDG_CONFIG_HOME: config,
-    XDG_RUNTIME_DIR: runtime,
+    XDG_RUNTIME_DIR: runtimeDir,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
     DBUS_SESSION_BUS_ADDRESS: "",
   };
-  const systemctl = (...args: string[]) => {
+  const systemctl = (args: string[]) => {
     const r = spawnSync("systemctl", ["--user", ...args], {
       env: { ...process.env, ...env },
       encoding: "utf8",
       timeout: 30_000,
     });
-    return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+    return { code: r.status ?? -1, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
   };
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      const gone = await Promise.race([
-        new Promise((r) => child.once("close", () => r(true))),
-        new Promise((r) => setTimeout(() => r(false), 10_000)),
-      ]);
-      if (!gone) child.kill("SIGKILL");
+  const show = (unit: string, property: string) =>
+    systemctl(["show", "-p", property, "--value", unit]).stdout.trim();
+  const handle: RealSystemd = {
+    pid,
+    home,
+    runtimeDir,
+    env,
+    systemctl,
+    show,
+    unitPids: (unit) => {
+      const path = show(unit, "ControlGroup");
+      return path ? pidsUnder(join(roots[roots.length - 1] as string, path)) : [];
+    },
+    journal: () =>
+      spawnSync("nsenter", ["-t", String(pid), "-m", "journalctl", "--no-pager", "-q"], {
+        encoding: "utf8",
+      }).stdout ?? "",
+    stop: () => stopAll(pid, runtimeDir, roots, name),
+  };
+  return handle;
+}
+
+/** Starts a user manager, or says why it could not (the caller skips with that reason). */
+export async function startRealSystemd(): Promise<RealSystemd | { skip: string }> {
+  const unavailable = realSystemdUnavailable();
+  if (unavailable) return { skip: unavailable };
+  const base = tempDir("sheepdog-systemd-");
+  const home = join(base, "home");
+  const runtimeDir = join(base, "run");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(runtimeDir, { mode: 0o700 });
+  const name = `sheepdog-test-${process.pid}-${instances++}`;
+  const roots = hierarchies();
+  const script = join(base, "start.sh");
+  writeFileSync(script, SCRIPT, { mode: 0o700 });
+  // unshare execs sh, which execs systemd: the child's pid is the manager's.
+  const child: ChildProcess = spawn(
+    "unshare",
+    ["--mount", "--propagation", "private", "sh", script, name, runtimeDir, home, roots.join(" ")],
+    { stdio: "ignore", detached: true },
+  );
+  child.unref();
+  const handle = handleOf(child.pid as number, home, runtimeDir, roots, name);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (handle.systemctl(["is-active", "default.target"]).stdout.trim() === "active") return handle;
+    if (!alive(handle.pid) || Date.now() > deadline) {
+      await handle.stop();
+      return { skip: "systemd --user did not come up in a private mount namespace here" };
     }
-    // what the manager left (KillMode=process leaves a service's children): exactly these pids
-    for (const dir of cgroups)
-      for (const pid of pidsIn(dir))
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // gone meanwhile
-        }
-    await new Promise((r) => setTimeout(r, 200));
-    for (const dir of cgroups) removeTree(dir);
-  };
-  try {
-    await waitFor(
-      "the user manager to come up",
-      () => {
-        if (child.exitCode !== null) throw new Error(`systemd --user exited: ${log}`);
-        return systemctl("is-active", "default.target").stdout.trim() === "active";
-      },
-      60_000,
-    );
-  } catch (err) {
-    await stop();
-    throw err;
+    await sleep(100);
   }
-  return { env, home, unitDir: join(config, "systemd", "user"), systemctl, stop };
 }

@@ -1,0 +1,146 @@
+// `herdr agent start` as real Herdr answers it (v0.8.0 and v0.8.2, protocol 20): a new pane's
+// shell may still be busy with its startup files (`agent_pane_busy`), and an agent held at a
+// dialog fails the start with `agent_not_ready` on 0.8.2 (on 0.8.0 the start returns with the
+// agent `blocked`). Then the pid, which AgentInfo does not carry, from `pane process-info`.
+import { basename } from "node:path";
+import { identityOf } from "../process/identity.js";
+import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
+import { type AgentInfo, results } from "./herdr-schema.js";
+import { dialogFix, isTrustDialog, screenTail, visibleScreen } from "./herdr-screen.js";
+import { StartFailed } from "./start-failed.js";
+
+export interface AgentStart {
+  name: string;
+  kind: string;
+  pane: string;
+  args: string[];
+  root: string;
+  /** `--timeout` of `agent start` and of the wait after a dialog is answered. */
+  startMs: number;
+  /** How long `agent_pane_busy` is retried while the new shell loads. */
+  busyMs: number;
+  acceptTrustDialog: boolean;
+  env: NodeJS.ProcessEnv;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const BUSY_POLL_MS = 500;
+
+function startCall(s: AgentStart) {
+  return herdrJson(
+    {
+      command: `herdr agent start ${s.name}`,
+      args: [
+        "agent",
+        "start",
+        s.name,
+        "--kind",
+        s.kind,
+        "--pane",
+        s.pane,
+        "--timeout",
+        String(s.startMs),
+        ...(s.args.length > 0 ? ["--", ...s.args] : []),
+      ],
+      waitMs: s.startMs,
+      env: s.env,
+    },
+    results.agentStarted,
+  );
+}
+
+/** `agent start`, retried on `agent_pane_busy` for up to `busyMs`; null when held at a dialog. */
+async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
+  const deadline = Date.now() + s.busyMs;
+  for (;;) {
+    try {
+      const started = await startCall(s);
+      // Herdr 0.8.0 returns a start whose agent is held at a dialog.
+      return started.agent.agent_status === "blocked" ? null : started.agent;
+    } catch (err) {
+      if (!(err instanceof HerdrError)) throw err;
+      if (err.code === "agent_not_ready") return null;
+      if (err.code !== "agent_pane_busy" || Date.now() >= deadline) throw err;
+    }
+    await sleep(BUSY_POLL_MS);
+  }
+}
+
+/**
+ * A start held at a dialog: Claude's folder-trust dialog is answered (Enter: "Yes, proceed")
+ * when the program opted in and the screen is exactly that dialog; anything else fails the
+ * start with the screen and the fix.
+ */
+export async function passDialog(s: AgentStart, what: string): Promise<void> {
+  const screen = await visibleScreen(s.pane, s.env);
+  if (!(s.acceptTrustDialog && isTrustDialog(screen)))
+    throw new StartFailed(
+      `herdr: agent ${s.name} ${what} held at a dialog; ${dialogFix(screen, s.root)}`,
+      screen ? screenTail(screen) : undefined,
+    );
+  await herdrText({
+    command: `herdr agent send-keys ${s.name} enter`,
+    args: ["agent", "send-keys", s.name, "enter"],
+    env: s.env,
+  });
+  await herdrJson(
+    {
+      command: `herdr agent wait ${s.name}`,
+      args: [
+        "agent",
+        "wait",
+        s.name,
+        "--until",
+        "idle",
+        "--until",
+        "done",
+        "--timeout",
+        String(s.startMs),
+      ],
+      waitMs: s.startMs,
+      env: s.env,
+    },
+    results.any,
+  );
+}
+
+/** Starts the agent and gets it past a start-up dialog where allowed. */
+export async function startAgent(s: AgentStart): Promise<void> {
+  const ready = await startWhenShellIsFree(s);
+  if (!ready) await passDialog(s, "started but is");
+}
+
+/** The agent's AgentInfo now (its status, its session). */
+export async function agentNow(name: string, env: NodeJS.ProcessEnv): Promise<AgentInfo> {
+  const r = await herdrJson(
+    { command: `herdr agent get ${name}`, args: ["agent", "get", name], env },
+    results.agentInfo,
+  );
+  return r.agent;
+}
+
+/**
+ * The agent's pid and start time from the pane's foreground job: the process named like the
+ * agent kind, else the group leader. Null when Herdr reports none.
+ */
+export async function agentProcess(
+  pane: string,
+  kind: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ pid: number; start_time: string } | null> {
+  const r = await herdrJson(
+    {
+      command: `herdr pane process-info --pane ${pane}`,
+      args: ["pane", "process-info", "--pane", pane],
+      env,
+    },
+    results.paneProcessInfo,
+  );
+  const info = r.process_info;
+  const procs = info.foreground_processes ?? [];
+  const named = procs.find((p) => p.name === kind || basename(p.argv0 ?? "") === kind);
+  const pid = named?.pid ?? info.foreground_process_group_id ?? procs[0]?.pid;
+  if (pid === undefined || pid === null || pid === info.shell_pid) return null;
+  const id = identityOf(pid);
+  return id ? { pid, start_time: id.start_time } : null;
+}
