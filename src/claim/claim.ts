@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } fro
 import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { appendEvent } from "../journal/journal.js";
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { BUSY, removeAside, withMutex } from "../lock/dir-lock.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -25,7 +26,8 @@ export type ClaimState =
 
 const CLAIM = "claim";
 const BREAK_LOCK = "claim.break.lock";
-const BREAK_LOCK_STALE_MS = 30_000;
+/** A breaker holds the mutex for a read and a rename: a release waits this long for it. */
+const RELEASE_WAIT_MS = 5_000;
 
 export function readClaim(stateDir: string): ClaimState {
   const dir = join(stateDir, CLAIM);
@@ -106,8 +108,12 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   return { ok: true, holder };
 }
 
+function claimMutex(stateDir: string): string {
+  return join(stateDir, BREAK_LOCK);
+}
+
 /**
- * Removes a claim whose holder is dead, pid-reused or unreadable, under a short lock so two
+ * Removes a claim whose holder is dead, pid-reused or unreadable, under the claim's mutex so two
  * breakers never remove a claim that a third process has just taken. Never a foreign or live one.
  * Returns the state that was broken, or null when the claim changed meanwhile.
  */
@@ -118,55 +124,71 @@ export function breakStaleClaim(
   now = Date.now(),
 ): ClaimState | null {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
-  const lock = join(stateDir, BREAK_LOCK);
-  try {
-    mkdirSync(lock, { mode: 0o700 });
-  } catch (err) {
-    if (!isErrno(err, "EEXIST")) throw err;
-    try {
-      if (now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return null;
-      rmSync(lock, { recursive: true, force: true });
-      mkdirSync(lock, { mode: 0o700 });
-    } catch {
-      return null;
-    }
-  }
-  try {
-    const current = readClaim(stateDir);
-    if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
-      return null;
-    if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
-    removeClaimDir(stateDir);
-    appendEvent(
-      stateDir,
-      {
-        type: "claim_broken",
-        reason,
-        holder_state:
-          current.liveness === "dead" && current.holder === null ? "unreadable" : current.liveness,
-        ...(current.holder
-          ? { pid: current.holder.pid, start_time: current.holder.start_time }
-          : {}),
-        ...("problem" in current ? { problem: current.problem } : {}),
-      },
-      now,
-    );
-    return current;
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  const out = withMutex(
+    claimMutex(stateDir),
+    () => {
+      const current = readClaim(stateDir);
+      if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
+        return null;
+      if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
+      removeClaimDir(stateDir);
+      appendEvent(
+        stateDir,
+        {
+          type: "claim_broken",
+          reason,
+          holder_state:
+            current.liveness === "dead" && current.holder === null
+              ? "unreadable"
+              : current.liveness,
+          ...(current.holder
+            ? { pid: current.holder.pid, start_time: current.holder.start_time }
+            : {}),
+          ...("problem" in current ? { problem: current.problem } : {}),
+        },
+        now,
+      );
+      return current;
+    },
+    { now },
+  );
+  return out === BUSY ? null : out;
+}
+
+export type ReleaseResult =
+  | { released: true; was: ClaimState; event: JournalEvent }
+  | { released: false; state: ClaimState | null };
+
+/**
+ * Compare-and-remove (issue 11): under the same mutex breaking takes, re-reads the claim and
+ * removes it only when `mine` still accepts it, journaling `event` before the mutex goes. A
+ * read-then-remove without it could remove a successor's claim taken after a break in between.
+ * `state: null` means the mutex never came free. `interleave` lets a test act inside the window.
+ */
+export function releaseClaimIf(
+  stateDir: string,
+  mine: (state: ClaimState) => boolean,
+  event: (was: ClaimState) => { type: string; [field: string]: unknown },
+  opts: { now?: number; interleave?: () => void } = {},
+): ReleaseResult {
+  const out = withMutex(
+    claimMutex(stateDir),
+    (): ReleaseResult => {
+      const current = readClaim(stateDir);
+      opts.interleave?.();
+      if (!mine(current)) return { released: false, state: current };
+      removeClaimDir(stateDir);
+      const journaled = appendEvent(stateDir, event(current), opts.now ?? Date.now());
+      return { released: true, was: current, event: journaled };
+    },
+    { waitMs: RELEASE_WAIT_MS, now: opts.now },
+  );
+  return out === BUSY ? { released: false, state: null } : out;
 }
 
 /** Removes `claim/` in one step (rename aside, then delete), so no reader sees it half gone. */
 export function removeClaimDir(stateDir: string): void {
-  const aside = join(stateDir, `.claim.removed.${process.pid}.${Date.now()}`);
-  try {
-    renameSync(join(stateDir, CLAIM), aside);
-  } catch (err) {
-    if (isErrno(err, "ENOENT")) return;
-    throw err;
-  }
-  rmSync(aside, { recursive: true, force: true });
+  removeAside(stateDir, CLAIM);
 }
 
 /** Age of a claim in ms, for messages. */

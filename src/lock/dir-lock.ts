@@ -1,0 +1,74 @@
+import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { isErrno } from "../util/fs.js";
+
+// One mechanism for every lock sheepdog keeps in a state directory: a directory appears whole
+// (mkdir or rename are atomic), goes whole (renamed aside, then deleted), and a short mutex
+// serialises whoever compares-and-removes it (a breaker, a releaser), so no one removes a
+// directory that a third process has just put in place.
+
+/** A mutex directory older than this was left by a process that died holding it. */
+export const MUTEX_STALE_MS = 30_000;
+
+export const BUSY: unique symbol = Symbol("busy");
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+function tryMkdir(path: string): boolean {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+    return true;
+  } catch (err) {
+    if (isErrno(err, "EEXIST")) return false;
+    throw err;
+  }
+}
+
+/** Takes the mutex once: made now, or an abandoned one replaced; false while another holds it. */
+function takeMutex(path: string, now: number): boolean {
+  if (tryMkdir(path)) return true;
+  try {
+    if (now - statSync(path).mtimeMs < MUTEX_STALE_MS) return false;
+    rmSync(path, { recursive: true, force: true });
+    return tryMkdir(path);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `fn` holding the mutex directory `path`. Waits up to `waitMs` for another holder (its
+ * critical sections are a read and a rename, so a short wait is enough); returns BUSY if it
+ * never came free.
+ */
+export function withMutex<T>(
+  path: string,
+  fn: () => T,
+  opts: { waitMs?: number; now?: number } = {},
+): T | typeof BUSY {
+  const waitUntil = Date.now() + (opts.waitMs ?? 0);
+  while (!takeMutex(path, opts.now ?? Date.now())) {
+    if (Date.now() >= waitUntil) return BUSY;
+    sleepSync(10);
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** Removes `dir` in one step (rename aside, then delete), so no reader sees it half gone. */
+export function removeAside(parent: string, name: string): void {
+  const aside = join(parent, `.${name}.removed.${process.pid}.${Date.now()}`);
+  try {
+    renameSync(join(parent, name), aside);
+  } catch (err) {
+    if (isErrno(err, "ENOENT")) return;
+    throw err;
+  }
+  rmSync(aside, { recursive: true, force: true });
+}
