@@ -16,7 +16,7 @@ export function finish(result: Promise<number | undefined>): void {
     (err: unknown) => {
       const code = exitCodeOf(err);
       if (code !== null) {
-        process.stderr.write(`sheepdog: ${(err as Error).message}\n`);
+        process.stderr.write(`${prefixed((err as Error).message)}\n`);
         process.exitCode = code;
       } else {
         process.stderr.write(`sheepdog: ${(err as Error)?.stack ?? String(err)}\n`);
@@ -24,4 +24,9 @@ export function finish(result: Promise<number | undefined>): void {
       }
     },
   );
+}
+
+/** One `sheepdog` prefix: a message that already names its command (`sheepdog tick: …`) keeps it. */
+export function prefixed(message: string): string {
+  return /^sheepdog[ :]/.test(message) ? message : `sheepdog: ${message}`;
 }
