@@ -80,4 +80,6 @@ export interface SeatRefusal {
   /** Whether the text named its reset (false: `usage.pause_fallback` applies). */
   named_reset: boolean;
   transcript: string;
+  /** Whether the seat's readings already hold it; false: the tick's record_refusal effect does. */
+  recorded?: boolean;
 }

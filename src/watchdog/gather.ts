@@ -81,8 +81,6 @@ export async function gather(
   program: ProgramContext,
   now: number,
   lock: TickLockState = readTickLock(program.stateDir, program.policy.tickDeadline, now),
-  /** Record a refusal found in the manager's transcript for the seat (a real tick only). */
-  opts: { record?: boolean } = {},
 ): Promise<Facts> {
   const events: JournalEvent[] = readEvents(program.stateDir);
   const state = replay(events);
@@ -112,7 +110,7 @@ export async function gather(
     (p !== null && now < Date.parse(text(p.until)));
   const { limit, refusal } = settled
     ? { limit: seatLimit(seat, program.policy.pauseAtPercent, now), refusal: null }
-    : seatWithRefusal(program, seat, claim, hist, now, opts.record === true);
+    : seatWithRefusal(program, seat, claim, hist, now);
   const last = readLastTick(program.stateDir);
   let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
   if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))

@@ -4,6 +4,7 @@ import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 import { type Decision, decide, gapsToRecord } from "./decide.js";
+import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
 import { gapsOf, gather, LAST_TICK, readLastTick } from "./gather.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
@@ -16,37 +17,13 @@ export interface ProgramReport {
   reason: string;
   facts: Facts | null;
   actions: string[];
+  /** The decision's effects by name (`stop:holder`, `start`…), what `actions` carried out or describes. */
+  effects?: string[];
 }
 
-function needsAct(d: Decision): boolean {
-  return Boolean(
-    d.unpause ||
-      d.pause ||
-      d.stop_holder ||
-      d.stop_handed_over ||
-      d.stop_leftover ||
-      d.break_claim ||
-      d.stand_down ||
-      d.start,
-  );
-}
-
-/** What a decision would do, for `--dry-run` (nothing is done). */
+/** What a decision would do, for `--dry-run` (nothing is done): its effects, described. */
 export function wouldDo(d: Decision): string[] {
-  const out: string[] = [];
-  if (d.unpause) out.push("would journal unpaused");
-  if (d.pause) out.push(`would pause until ${d.pause.until}`);
-  if (d.stop_holder) out.push("would keep evidence and stop the holder");
-  if (d.stop_handed_over)
-    out.push(`would stop pid ${d.stop_handed_over.pid}, which handed over, if it still runs`);
-  if (d.stop_leftover)
-    out.push(
-      `would stop the unclaimed start${d.stop_leftover.pid !== undefined ? ` pid ${d.stop_leftover.pid}` : ""}`,
-    );
-  if (d.break_claim) out.push("would break the claim");
-  if (d.stand_down) out.push("would stand down");
-  if (d.start) out.push(`would start a manager${d.start.planned ? " (planned)" : ""}`);
-  return out;
+  return d.effects.map(describeEffect);
 }
 
 /** The pages hook, loaded only when it is called: a no-op tick stays light. */
@@ -79,6 +56,7 @@ export async function tickProgram(
     reason: d.reason,
     facts,
     actions,
+    effects: d.effects.map(effectName),
   });
   if (opts.dryRun) {
     const facts = await gather(program, now);
@@ -99,9 +77,9 @@ export async function tickProgram(
     let d: Decision;
     let actions: string[] = [];
     try {
-      facts = await gather(program, now, { held: false }, { record: true });
+      facts = await gather(program, now, { held: false });
       d = decide(facts, program.policy);
-      if (needsAct(d)) {
+      if (d.effects.length > 0) {
         const { act } = await import("./act.js");
         const done = await act(program, facts, d, now);
         events.push(...done.events);
