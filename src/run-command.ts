@@ -26,7 +26,11 @@ export function finish(result: Promise<number | undefined>): void {
   );
 }
 
-/** One `sheepdog` prefix: a message that already names its command (`sheepdog tick: …`) keeps it. */
+/**
+ * Exactly one `sheepdog: ` prefix: a message that already names itself (`sheepdog tick: …`)
+ * becomes `sheepdog: tick: …`, never `sheepdog: sheepdog tick: …`.
+ */
 export function prefixed(message: string): string {
-  return /^sheepdog[ :]/.test(message) ? message : `sheepdog: ${message}`;
+  if (message.startsWith("sheepdog: ")) return message;
+  return `sheepdog: ${message.startsWith("sheepdog ") ? message.slice("sheepdog ".length) : message}`;
 }

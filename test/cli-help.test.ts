@@ -30,10 +30,10 @@ describe("sheepdog help and usage errors", () => {
     const r = sheepdog(["tick", "--dryrun"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      "sheepdog tick: unknown option --dryrun (did you mean --dry-run?); sheepdog tick --help lists them\n",
+      "sheepdog: tick: unknown option --dryrun (did you mean --dry-run?); sheepdog tick --help lists them\n",
     );
     const page = sheepdog(["page"]);
     expect(page.code).toBe(2);
-    expect(page.stderr).toBe("sheepdog page: expected --test\n");
+    expect(page.stderr).toBe("sheepdog: page: expected --test\n");
   });
 });
