@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import { BUSY, removeAside, withMutex } from "../lock/dir-lock.js";
+import { BUSY, placeWhole, removeAside, withMutex } from "../lock/dir-lock.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
-import { isErrno, writeJsonAtomic } from "../util/fs.js";
+import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
 export const holderSchema = z.object({
@@ -89,17 +89,8 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   const holder: Holder = { ...id, hostname: hostname(), claimed_at: iso(now) };
   // A hand-made empty `claim/` would be silently replaced by rename: treat any `claim/` as taken.
   if (existsSync(join(stateDir, CLAIM))) return { ok: false, state: readClaim(stateDir) };
-  const tmp = join(stateDir, `.claim.${id.pid}.${process.pid}.${now}.tmp`);
-  mkdirSync(tmp, { mode: 0o700 });
-  try {
-    writeJsonAtomic(join(tmp, "holder.json"), holder);
-    renameSync(tmp, join(stateDir, CLAIM));
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    if (isErrno(err, "ENOTEMPTY") || isErrno(err, "EEXIST"))
-      return { ok: false, state: readClaim(stateDir) };
-    throw err;
-  }
+  if (!placeWhole(stateDir, CLAIM, holder, String(id.pid)))
+    return { ok: false, state: readClaim(stateDir) };
   appendEvent(
     stateDir,
     { type: "claimed", pid: id.pid, start_time: id.start_time, hostname: holder.hostname },

@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isErrno } from "../util/fs.js";
+import { isErrno, writeJsonAtomic } from "../util/fs.js";
 
 // One mechanism for every lock sheepdog keeps in a state directory: a directory appears whole
 // (mkdir or rename are atomic), goes whole (renamed aside, then deleted), and a short mutex
@@ -71,4 +71,49 @@ export function removeAside(parent: string, name: string): void {
     throw err;
   }
   rmSync(aside, { recursive: true, force: true });
+}
+
+/**
+ * Puts a lock directory in place whole: `holder.json` is written in a private directory that is
+ * then renamed to `name`. rename(2) onto a non-empty directory fails, so exactly one caller
+ * wins; onto an empty one (made first with mkdir, to take the name) it succeeds. Returns false
+ * when another holder's directory is there.
+ */
+let placed = 0;
+export function placeWhole(parent: string, name: string, holder: unknown, tag: string): boolean {
+  const tmp = join(parent, `.${name}.${tag}.${process.pid}.${Date.now()}.${++placed}.tmp`);
+  mkdirSync(tmp, { mode: 0o700 });
+  try {
+    writeJsonAtomic(join(tmp, "holder.json"), holder);
+    renameSync(tmp, join(parent, name));
+    return true;
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (isErrno(err, "ENOTEMPTY") || isErrno(err, "EEXIST")) return false;
+    throw err;
+  }
+}
+
+/**
+ * Release-if-mine: under the mutex a breaker takes, removes `name` only when `mine()` (which
+ * re-reads the holder) still says it is this process's. A read-then-remove without the mutex
+ * could remove a lock broken and retaken by another process in between.
+ */
+export function releaseIfMine(
+  parent: string,
+  name: string,
+  mutex: string,
+  mine: () => boolean,
+  opts: { waitMs?: number } = {},
+): boolean {
+  const out = withMutex(
+    join(parent, mutex),
+    () => {
+      if (!mine()) return false;
+      removeAside(parent, name);
+      return true;
+    },
+    { waitMs: opts.waitMs ?? 5_000 },
+  );
+  return out === true;
 }
