@@ -1,11 +1,10 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import { BUSY, placeWhole, removeAside, withMutex } from "../lock/dir-lock.js";
+import { BUSY, placeWhole, readHolderFile, removeAside, withMutex } from "../lock/dir-lock.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
-import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
 export const holderSchema = z.object({
@@ -30,20 +29,13 @@ const BREAK_LOCK = "claim.break.lock";
 const RELEASE_WAIT_MS = 5_000;
 
 export function readClaim(stateDir: string): ClaimState {
-  const dir = join(stateDir, CLAIM);
-  let text: string;
-  try {
-    text = readFileSync(join(dir, "holder.json"), "utf8");
-  } catch (err) {
-    if (!isErrno(err, "ENOENT"))
-      return { held: true, holder: null, liveness: "dead", problem: (err as Error).message };
-    try {
-      statSync(dir);
-    } catch {
-      return { held: false };
-    }
+  const file = readHolderFile(stateDir, CLAIM);
+  if (file.state === "absent") return { held: false };
+  if (file.state === "unreadable")
+    return { held: true, holder: null, liveness: "dead", problem: file.problem };
+  if (file.state === "no_holder")
     return { held: true, holder: null, liveness: "dead", problem: "claim/holder.json is missing" };
-  }
+  const text = file.text;
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
 
@@ -116,4 +116,26 @@ export function releaseIfMine(
     { waitMs: opts.waitMs ?? 5_000 },
   );
   return out === true;
+}
+
+/** What a lock directory holds: nothing, a directory without holder.json yet, an error, or text. */
+export type HolderFile =
+  | { state: "absent" }
+  | { state: "no_holder"; mtimeMs: number }
+  | { state: "unreadable"; problem: string }
+  | { state: "text"; text: string };
+
+/** Reads `name/holder.json` without changing anything. */
+export function readHolderFile(parent: string, name: string): HolderFile {
+  const dir = join(parent, name);
+  try {
+    return { state: "text", text: readFileSync(join(dir, "holder.json"), "utf8") };
+  } catch (err) {
+    if (!isErrno(err, "ENOENT")) return { state: "unreadable", problem: (err as Error).message };
+  }
+  try {
+    return { state: "no_holder", mtimeMs: statSync(dir).mtimeMs };
+  } catch {
+    return { state: "absent" };
+  }
 }

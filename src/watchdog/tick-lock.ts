@@ -1,7 +1,14 @@
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { appendEvent } from "../journal/journal.js";
-import { BUSY, placeWhole, releaseIfMine, removeAside, withMutex } from "../lock/dir-lock.js";
+import {
+  BUSY,
+  placeWhole,
+  readHolderFile,
+  releaseIfMine,
+  removeAside,
+  withMutex,
+} from "../lock/dir-lock.js";
 import { identityOf, livenessOf } from "../process/identity.js";
 import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -30,23 +37,15 @@ export function readTickLock(
   deadlineMs: number,
   now = Date.now(),
 ): TickLockState {
-  const dir = join(stateDir, TICK_LOCK);
-  let text: string;
-  try {
-    text = readFileSync(join(dir, "holder.json"), "utf8");
-  } catch (err) {
-    if (!isErrno(err, "ENOENT"))
-      return { held: true, live: false, holder: null, why: "unreadable" };
-    let mtime: number;
-    try {
-      mtime = statSync(dir).mtimeMs;
-    } catch {
-      return { held: false };
-    }
-    return now - mtime < MAKING_MS
+  const file = readHolderFile(stateDir, TICK_LOCK);
+  if (file.state === "absent") return { held: false };
+  if (file.state === "unreadable")
+    return { held: true, live: false, holder: null, why: "unreadable" };
+  if (file.state === "no_holder")
+    return now - file.mtimeMs < MAKING_MS
       ? { held: true, live: true, holder: null }
       : { held: true, live: false, holder: null, why: "it has no holder.json" };
-  }
+  const text = file.text;
   let holder: TickLockHolder;
   try {
     holder = JSON.parse(text) as TickLockHolder;
