@@ -264,23 +264,9 @@ function aliveRule(ctx: RuleContext): Matched | null {
     ? `no save for ${fmt(hb.age)} (stale after ${fmt(policy.staleAfter)})`
     : `no save since it claimed ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})`;
   // 8. A merge is in flight: leave it alone.
+  const merging = mergeRule(ctx, claim.pid, stale);
+  if (merging) return { ...merging, ...ages };
   const lock = facts.merge_lock;
-  if (lock?.held) {
-    const live = lock.liveness === "alive";
-    const youngForeign =
-      lock.liveness === "foreign" && lock.age_ms !== null && lock.age_ms < policy.mergeMax;
-    if (live || youngForeign) {
-      const item = lock.holder?.item ? ` for ${lock.holder.item}` : "";
-      const who = lock.holder ? `pid ${lock.holder.pid}` : "a holder";
-      return {
-        decision: "merge_in_flight",
-        rule: 8,
-        reason: `pid ${claim.pid}: ${stale}, but the merge lock is held by ${who}${item}${live ? " (alive)" : ` on another machine, ${fmt(lock.age_ms ?? 0)} old`}: left alone`,
-        effects: [...ctx.pre],
-        ...ages,
-      };
-    }
-  }
   if (lock && !lock.held && lock.error) stale += ` (merge lock unreadable: ${lock.error})`;
   // 9. Alive but stuck: keep evidence, stop it, break its claim, start anew.
   const last = facts.history.last_start;
@@ -315,6 +301,25 @@ function aliveRule(ctx: RuleContext): Matched | null {
     ],
     loop_prefix: `pid ${claim.pid} was stuck: ${stale}; stopped, and `,
     ...ages,
+  };
+}
+
+/** 8. A live holder past stale_after while the merge lock is held (alive, or young and foreign). */
+function mergeRule(ctx: RuleContext, pid: number, stale: string): Matched | null {
+  const { facts, policy } = ctx;
+  const lock = facts.merge_lock;
+  if (!lock?.held) return null;
+  const live = lock.liveness === "alive";
+  const youngForeign =
+    lock.liveness === "foreign" && lock.age_ms !== null && lock.age_ms < policy.mergeMax;
+  if (!live && !youngForeign) return null;
+  const item = lock.holder?.item ? ` for ${lock.holder.item}` : "";
+  const who = lock.holder ? `pid ${lock.holder.pid}` : "a holder";
+  return {
+    decision: "merge_in_flight",
+    rule: 8,
+    reason: `pid ${pid}: ${stale}, but the merge lock is held by ${who}${item}${live ? " (alive)" : ` on another machine, ${fmt(lock.age_ms ?? 0)} old`}: left alone`,
+    effects: [...ctx.pre],
   };
 }
 

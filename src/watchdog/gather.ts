@@ -72,6 +72,38 @@ function holdersLastSave(
   return null;
 }
 
+/** The claim as facts: none, unreadable, or its holder with its liveness. */
+function claimFactsOf(stateDir: string): ClaimFacts {
+  const c = readClaim(stateDir);
+  if (!c.held) return { state: "none" };
+  if (!c.holder) return { state: "unreadable", problem: c.problem };
+  const h = c.holder;
+  return {
+    state: c.liveness,
+    pid: h.pid,
+    start_time: h.start_time,
+    machine_id: h.machine_id,
+    hostname: h.hostname,
+    claimed_at: h.claimed_at,
+  };
+}
+
+/** The merge lock, read (git) only when it can matter. */
+async function mergeLockFacts(
+  program: ProgramContext,
+  cfg: NonNullable<ProgramContext["config"]["merge_lock"]>,
+  now: number,
+): Promise<Facts["merge_lock"]> {
+  const { readMergeLock } = await import("../merge-lock/lock.js");
+  try {
+    return await readMergeLock(cfg, { root: program.root, now });
+  } catch (err) {
+    // A merge needs the remote: where the lock cannot be read, no merge is in flight to protect,
+    // and failing the tick would leave a stuck manager in place for as long as the outage lasts.
+    return { held: false, error: (err as Error).message.split("\n")[0] ?? "unreadable" };
+  }
+}
+
 /**
  * Reads everything the rules need about one program; changes nothing. `lock` is the tick
  * lock as this tick found it (a live holder is rule 0). The merge lock is read only when it
@@ -84,21 +116,7 @@ export async function gather(
 ): Promise<Facts> {
   const events: JournalEvent[] = readEvents(program.stateDir);
   const state = replay(events);
-  const claimState = readClaim(program.stateDir);
-  let claim: ClaimFacts;
-  if (!claimState.held) claim = { state: "none" };
-  else if (!claimState.holder) claim = { state: "unreadable", problem: claimState.problem };
-  else {
-    const h = claimState.holder;
-    claim = {
-      state: claimState.liveness,
-      pid: h.pid,
-      start_time: h.start_time,
-      machine_id: h.machine_id,
-      hostname: h.hostname,
-      claimed_at: h.claimed_at,
-    };
-  }
+  const claim = claimFactsOf(program.stateDir);
   const seat = seatOf(program.config);
   const p = state.paused;
   const hist = history(events, Math.max(10, program.policy.noProgressHandOvers));
@@ -151,21 +169,7 @@ export async function gather(
     merge_lock: null,
     history: hist,
   };
-  if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy)) {
-    const { readMergeLock } = await import("../merge-lock/lock.js");
-    try {
-      facts.merge_lock = await readMergeLock(program.config.merge_lock, {
-        root: program.root,
-        now,
-      });
-    } catch (err) {
-      // A merge needs the remote: where the lock cannot be read, no merge is in flight to protect,
-      // and failing the tick would leave a stuck manager in place for as long as the outage lasts.
-      facts.merge_lock = {
-        held: false,
-        error: (err as Error).message.split("\n")[0] ?? "unreadable",
-      };
-    }
-  }
+  if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy))
+    facts.merge_lock = await mergeLockFacts(program, program.config.merge_lock, now);
   return facts;
 }
