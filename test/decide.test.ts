@@ -1164,6 +1164,33 @@ describe("decide (DESIGN §6, first match wins)", () => {
     expect(d.effects.map(effectName)).toEqual(["keep_evidence", "stop:holder", "stand_down"]);
   });
 
+  it("asks for unread facts only when a rule reaches them (the rule order lives only here)", () => {
+    const unread = ["seat_refusal", "merge_lock"] as const;
+    const ask = (facts: Partial<Facts>) =>
+      decide(
+        factsOf({
+          name: "",
+          want: { decision: "ok" },
+          events: HEALTHY,
+          facts: { unread: [...unread], ...facts },
+        }),
+        POLICY,
+      ).needs;
+    // Rules 0–3 need neither the transcript nor the merge lock.
+    expect(ask({ finished: { at: ago(1), note: null } })).toBeUndefined();
+    expect(ask({ tick_lock: { held: true, pid: 9, at: ago(0) } })).toBeUndefined();
+    // Rule 5 and below judge the seat with the transcript.
+    expect(ask({})).toEqual(["seat_refusal"]);
+    // A fresh holder never reaches rule 8; a stale one does.
+    const fresh = {
+      claim: alive(42, 60),
+      heartbeat: beat(10, 42),
+      unread: ["merge_lock" as const],
+    };
+    expect(ask(fresh)).toBeUndefined();
+    expect(ask({ ...fresh, heartbeat: beat(50, 42) })).toEqual(["merge_lock"]);
+  });
+
   it("is pure: the same facts give the same decision, and the facts are not changed", () => {
     const f = factsOf({
       name: "",

@@ -1,7 +1,7 @@
 import type { Policy } from "../config/load.js";
 import { formatDuration } from "../util/duration.js";
 import type { Effect } from "./effects.js";
-import type { Facts } from "./facts.js";
+import type { FactName, Facts } from "./facts.js";
 import { gapCredit, heartbeatAge, ms } from "./gaps.js";
 
 export type { Effect } from "./effects.js";
@@ -46,6 +46,8 @@ export interface Decision {
   /** The row of DESIGN §6 that matched. */
   rule: number;
   effects: Effect[];
+  /** Set instead of a real answer when a row needs facts gather has not read: read them, ask again. */
+  needs?: FactName[];
   heartbeat_age_ms?: number;
   /** How much of a sleep or clock gap was not counted against the manager. */
   gap_credit_ms?: number;
@@ -66,6 +68,7 @@ function gapNote(credit: number): string {
  */
 export function decide(facts: Facts, policy: DecidePolicy): Decision {
   const matched = matchRule(facts, policy);
+  if (matched.needs) return matched;
   const { loop_prefix: _, ...d } = guardCrashLoop(matched, facts, policy);
   return withRefusalRecord(d, facts);
 }
@@ -124,8 +127,15 @@ function withRefusalRecord(d: Decision, facts: Facts): Decision {
 function matchRule(facts: Facts, policy: DecidePolicy): Matched {
   const settled = settledRule(facts);
   if (settled) return settled;
+  // Rule 5 and below judge the seat with the manager's transcript.
+  if (facts.unread?.includes("seat_refusal")) return needs("seat_refusal");
   const ctx = ruleContext(facts, policy);
   return seatRule(ctx) ?? aliveRule(ctx) ?? deadRule(ctx) ?? noClaimRule(ctx);
+}
+
+/** A request for facts not read yet (never an answer: judge() reads them and asks again). */
+function needs(fact: FactName): Matched {
+  return { decision: "ok", rule: -1, reason: `needs ${fact}`, effects: [], needs: [fact] };
 }
 
 /** What the rows below rule 4 share: the unpause it may have journaled, and what is planned. */
@@ -264,6 +274,7 @@ function aliveRule(ctx: RuleContext): Matched | null {
     ? `no save for ${fmt(hb.age)} (stale after ${fmt(policy.staleAfter)})`
     : `no save since it claimed ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})`;
   // 8. A merge is in flight: leave it alone.
+  if (facts.unread?.includes("merge_lock")) return needs("merge_lock");
   const merging = mergeRule(ctx, claim.pid, stale);
   if (merging) return { ...merging, ...ages };
   const lock = facts.merge_lock;

@@ -46,9 +46,17 @@ export interface Facts {
   /** Read only when it matters (a live holder with a stale heartbeat); null otherwise. */
   merge_lock: MergeLockState | null;
   history: History;
+  /**
+   * Facts gather has not read yet because they cost a process or a file walk: decide asks for
+   * them (Decision.needs) only when its rules reach the row that uses them. Absent: all read.
+   */
+  unread?: FactName[];
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }
+
+/** The facts read on request: the manager's transcript (a refusal), the merge lock ref. */
+export type FactName = "seat_refusal" | "merge_lock";
 
 /** A span in which the watchdog did not run for more than two intervals (ISO times). */
 export interface Gap {

@@ -8,8 +8,8 @@ import { history, replay } from "../journal/replay.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
-import { isHoldersBeat, isStale } from "./decide.js";
-import type { ClaimFacts, Facts, Gap } from "./facts.js";
+import { type Decision, decide, isHoldersBeat } from "./decide.js";
+import type { ClaimFacts, FactName, Facts, Gap } from "./facts.js";
 import { seatWithRefusal } from "./refusal.js";
 import { readTickLock, type TickLockState } from "./tick-lock.js";
 
@@ -105,9 +105,9 @@ async function mergeLockFacts(
 }
 
 /**
- * Reads everything the rules need about one program; changes nothing. `lock` is the tick
- * lock as this tick found it (a live holder is rule 0). The merge lock is read only when it
- * can matter: a live holder whose heartbeat is stale.
+ * Reads what the rules need about one program; changes nothing. `lock` is the tick lock as
+ * this tick found it (a live holder is rule 0). The manager's transcript and the merge lock
+ * are left `unread`: decide asks for them when a rule reaches them (see judge()).
  */
 export async function gather(
   program: ProgramContext,
@@ -120,15 +120,7 @@ export async function gather(
   const seat = seatOf(program.config);
   const p = state.paused;
   const hist = history(events, Math.max(10, program.policy.noProgressHandOvers));
-  // The manager's transcript is read only where rule 5 can still be reached.
-  const settled =
-    (lock.held && lock.live) ||
-    state.finished !== null ||
-    state.stoodDown !== null ||
-    (p !== null && now < Date.parse(text(p.until)));
-  const { limit, refusal } = settled
-    ? { limit: seatLimit(seat, program.policy.pauseAtPercent, now), refusal: null }
-    : seatWithRefusal(program, seat, claim, hist, now);
+  const limit = seatLimit(seat, program.policy.pauseAtPercent, now);
   const last = readLastTick(program.stateDir);
   let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
   if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))
@@ -162,14 +154,55 @@ export async function gather(
       until: limit.until,
       reason: limit.reason,
       window: limit.window,
-      ...(refusal ? { refusal } : {}),
     },
     claim,
     heartbeat,
     merge_lock: null,
     history: hist,
+    unread: program.config.merge_lock ? ["seat_refusal", "merge_lock"] : ["seat_refusal"],
   };
-  if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy))
-    facts.merge_lock = await mergeLockFacts(program, program.config.merge_lock, now);
   return facts;
+}
+
+/** Reads a fact decide asked for into `facts` (and marks it read). */
+async function readFact(
+  program: ProgramContext,
+  facts: Facts,
+  fact: FactName,
+  now: number,
+): Promise<void> {
+  if (fact === "seat_refusal") {
+    const { limit, refusal } = seatWithRefusal(
+      program,
+      facts.seat.seat,
+      facts.claim,
+      facts.history,
+      now,
+    );
+    facts.seat = {
+      seat: facts.seat.seat,
+      limited: limit.limited,
+      until: limit.until,
+      reason: limit.reason,
+      window: limit.window,
+      ...(refusal ? { refusal } : {}),
+    };
+  } else if (program.config.merge_lock) {
+    facts.merge_lock = await mergeLockFacts(program, program.config.merge_lock, now);
+  }
+  const unread = (facts.unread ?? []).filter((f) => f !== fact);
+  if (unread.length > 0) facts.unread = unread;
+  else delete facts.unread;
+}
+
+/**
+ * decide, reading the facts it asks for as it reaches the rules that use them: the rule order
+ * lives only in decide, and a tick reads a transcript or a remote only when a rule needs it.
+ */
+export async function judge(program: ProgramContext, facts: Facts, now: number): Promise<Decision> {
+  for (;;) {
+    const d = decide(facts, program.policy);
+    if (!d.needs) return d;
+    for (const fact of d.needs) await readFact(program, facts, fact, now);
+  }
 }

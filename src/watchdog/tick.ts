@@ -3,10 +3,10 @@ import type { ProgramContext } from "../config/context.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
-import { type Decision, decide, gapsToRecord } from "./decide.js";
+import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
-import { gapsOf, gather, LAST_TICK, readLastTick } from "./gather.js";
+import { gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
 /** One program's line of `tick --json`/`status --json`. */
@@ -60,7 +60,7 @@ export async function tickProgram(
   });
   if (opts.dryRun) {
     const facts = await gather(program, now);
-    const d = decide(facts, program.policy);
+    const d = await judge(program, facts, now);
     return report(facts, d, wouldDo(d));
   }
 
@@ -72,13 +72,13 @@ export async function tickProgram(
     if ("held" in lock) {
       // Rule 0: the tick holding the lock writes last-tick.json; this one does nothing.
       facts = await gather(program, now, lock.held);
-      return report(facts, decide(facts, program.policy), []);
+      return report(facts, await judge(program, facts, now), []);
     }
     let d: Decision;
     let actions: string[] = [];
     try {
       facts = await gather(program, now, { held: false });
-      d = decide(facts, program.policy);
+      d = await judge(program, facts, now);
       if (d.effects.length > 0) {
         const { act } = await import("./act.js");
         const done = await act(program, facts, d, now);
@@ -140,7 +140,7 @@ export async function statusOf(program: ProgramContext, now = Date.now()): Promi
     now,
     readTickLock(program.stateDir, program.policy.tickDeadline, now),
   );
-  const d = decide(facts, program.policy);
+  const d = await judge(program, facts, now);
   return {
     program: program.name,
     root: program.root,
