@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { EXIT } from "./errors.js";
 import { finish } from "./run-command.js";
 import { applyClockStep } from "./util/clock-step.js";
+import { nearest } from "./util/nearest.js";
 
 /** A command module: runs with its own argv and resolves to an exit code. */
 export interface CommandModule {
@@ -83,8 +84,28 @@ export function register(name: string, load: () => Promise<CommandModule>): void
   COMMANDS[name] = load;
 }
 
+/** An unknown command: exit 2, with the nearest command when it looks like a typo. */
+function unknownCommand(name: string): number {
+  const near = nearest(name, Object.keys(COMMANDS));
+  process.stderr.write(
+    `sheepdog: unknown command ${JSON.stringify(name)}${near ? ` (did you mean ${near}?)` : ""}; sheepdog --help lists them\n`,
+  );
+  return EXIT.usage;
+}
+
+/** `sheepdog help COMMAND`, `sheepdog COMMAND --help`: that command's lines of the help. */
+function commandHelp(name: string): number {
+  if (!COMMANDS[name]) return unknownCommand(name);
+  const mine = (l: string) => l.includes(`sheepdog ${name} `) || l.endsWith(`sheepdog ${name}`);
+  const lines = HELP.split("\n").filter(mine);
+  const footer = HELP.split("\n").slice(-2);
+  process.stdout.write(`usage:\n${lines.join("\n")}\n\n${footer.join("\n")}\n`);
+  return EXIT.ok;
+}
+
 async function main(argv: string[]): Promise<number | undefined> {
   const [name, ...rest] = argv;
+  if (name === "help" && rest[0] !== undefined) return commandHelp(rest[0]);
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(`${HELP}\n`);
     return name === undefined ? EXIT.usage : EXIT.ok;
@@ -94,12 +115,10 @@ async function main(argv: string[]): Promise<number | undefined> {
     return EXIT.ok;
   }
   const load = COMMANDS[name];
-  if (!load) {
-    process.stderr.write(
-      `sheepdog: unknown command ${JSON.stringify(name)} (see sheepdog --help)\n`,
-    );
-    return EXIT.usage;
-  }
+  if (!load) return unknownCommand(name);
+  // Before `--`, a --help anywhere asks for help, whatever else is on the line.
+  const options = rest.indexOf("--") < 0 ? rest : rest.slice(0, rest.indexOf("--"));
+  if (options.includes("--help") || options.includes("-h")) return commandHelp(name);
   if (name === "statusline" || name === "hook") {
     // The same CommonJS bundle bin/sheepdog.cjs runs; it sets its own exit code.
     createRequire(import.meta.url)(`./hot/${name}.cjs`);

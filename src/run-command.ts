@@ -16,7 +16,7 @@ export function finish(result: Promise<number | undefined>): void {
     (err: unknown) => {
       const code = exitCodeOf(err);
       if (code !== null) {
-        process.stderr.write(`sheepdog: ${(err as Error).message}\n`);
+        process.stderr.write(`${prefixed((err as Error).message)}\n`);
         process.exitCode = code;
       } else {
         // A system error (a full disk, a file it may not write) is the message alone; a stack is
@@ -32,4 +32,13 @@ export function finish(result: Promise<number | undefined>): void {
       }
     },
   );
+}
+
+/**
+ * Exactly one `sheepdog: ` prefix: a message that already names itself (`sheepdog tick: …`)
+ * becomes `sheepdog: tick: …`, never `sheepdog: sheepdog tick: …`.
+ */
+export function prefixed(message: string): string {
+  if (message.startsWith("sheepdog: ")) return message;
+  return `sheepdog: ${message.startsWith("sheepdog ") ? message.slice("sheepdog ".length) : message}`;
 }

@@ -3,6 +3,7 @@ import type { JournalEvent } from "../src/journal/journal.js";
 import { history } from "../src/journal/replay.js";
 import type { MergeLockState } from "../src/merge-lock/lock.js";
 import { type DecidePolicy, type Decision, decide } from "../src/watchdog/decide.js";
+import { effectName } from "../src/watchdog/effects.js";
 import type { ClaimFacts, Facts } from "../src/watchdog/facts.js";
 
 const MIN = 60_000;
@@ -51,14 +52,55 @@ const beat = (m: number, pid: number, start_time?: string) => ({
   ...(start_time ? { start_time } : {}),
 });
 
+/**
+ * A decision's effects by kind, each with its payload (`start`, `stop_holder`…): what the rows
+ * below assert, beside the ordered list of effect names.
+ */
+interface Payloads {
+  unpause?: { reason: string };
+  pause?: { until: string; reason: string; window: string | null };
+  record_refusal?: unknown;
+  keep_evidence?: { pid: number };
+  stop_holder?: boolean;
+  stop_note?: { reason: string; planned: true };
+  stop_handed_over?: unknown;
+  stop_leftover?: unknown;
+  break_claim?: boolean;
+  stand_down?: { reason: string };
+  start?: { reason: string; planned: boolean };
+}
+type View = Omit<Decision, "effects"> & Payloads;
+
+function viewOf(d: Decision): View {
+  const { effects, ...rest } = d;
+  const v: View = { ...rest };
+  for (const e of effects) {
+    if (e.kind === "stop") {
+      const { kind: _, who, ...payload } = e;
+      if (who === "holder") {
+        v.stop_holder = true;
+        if (e.note) v.stop_note = e.note;
+      } else if (who === "handed_over") v.stop_handed_over = payload;
+      else v.stop_leftover = e.start;
+    } else if (e.kind === "break_claim") v.break_claim = true;
+    else {
+      const { kind, ...payload } = e;
+      (v as unknown as Record<string, unknown>)[kind] = payload;
+    }
+  }
+  return v;
+}
+
 interface Case {
   name: string;
   events?: JournalEvent[];
   facts?: Partial<Facts>;
   policy?: Partial<DecidePolicy>;
-  want: Partial<Decision> & { decision: Decision["decision"] };
-  /** Fields that must be absent from the decision. */
-  absent?: (keyof Decision)[];
+  want: Partial<View> & { decision: Decision["decision"] };
+  /** The decision's effects, in act's order. */
+  effects?: string[];
+  /** Effects that must be absent from the decision. */
+  absent?: (keyof View)[];
   reason?: RegExp;
   /** What the `stood_down` event will say. */
   standDown?: RegExp;
@@ -120,18 +162,21 @@ const cases: Case[] = [
   // Rule 0
   {
     name: "0: another live tick holds the lock",
+    effects: [],
     facts: { tick_lock: { held: true, pid: 99, at: ago(0) } },
     want: { decision: "locked", rule: 0 },
   },
   // Rule 1
   {
     name: "1: finished",
+    effects: [],
     facts: { finished: { at: ago(30), note: "backlog done" } },
     want: { decision: "finished", rule: 1 },
     reason: /backlog done.*reopen/,
   },
   {
     name: "1: finished beats stood down and paused",
+    effects: [],
     facts: {
       finished: { at: ago(30), note: null },
       stood_down: { at: ago(20), reason: "x" },
@@ -142,6 +187,7 @@ const cases: Case[] = [
   // Rule 2
   {
     name: "2: stood down",
+    effects: [],
     facts: { stood_down: { at: ago(20), reason: "crash loop" } },
     want: { decision: "hold", rule: 2 },
     reason: /crash loop.*resume/,
@@ -149,11 +195,13 @@ const cases: Case[] = [
   // Rules 3 and 4
   {
     name: "3: paused and now < until",
+    effects: [],
     facts: { paused: { at: ago(10), until: ago(-1), reason: "seat limited", window: "five_hour" } },
     want: { decision: "wait_pause", rule: 3 },
   },
   {
     name: "4: paused and now == until: unpause, then the rows below (a planned start)",
+    effects: ["unpause", "start"],
     events: [...HEALTHY, ev(5, "released", { pid: 42 })],
     facts: { paused: { at: ago(10), until: ago(0), reason: "seat limited", window: null } },
     want: {
@@ -167,6 +215,7 @@ const cases: Case[] = [
   },
   {
     name: "4: a usage pause over, the holder died meanwhile: a planned restart naming the window reset",
+    effects: ["unpause", "break_claim", "start"],
     events: HEALTHY,
     facts: {
       claim: alive(42, 60, "dead"),
@@ -183,6 +232,7 @@ const cases: Case[] = [
   },
   {
     name: "4: a usage pause over, the holder alive but silent since before it: a planned restart, no crash-loop count",
+    effects: ["unpause", "keep_evidence", "stop:holder", "break_claim", "start"],
     events: threeCrashes,
     facts: {
       claim: alive(4, 9),
@@ -206,6 +256,7 @@ const cases: Case[] = [
   },
   {
     name: "4: pause over but the seat is still limited: unpause and pause again",
+    effects: ["unpause", "pause"],
     facts: {
       paused: { at: ago(60), until: ago(1), reason: "x", window: null },
       seat: {
@@ -220,6 +271,7 @@ const cases: Case[] = [
   },
   {
     name: "4: pause over, a live fresh manager: unpause, ok",
+    effects: ["unpause"],
     events: HEALTHY,
     facts: {
       claim: alive(42, 60),
@@ -231,6 +283,7 @@ const cases: Case[] = [
   // Rule 5
   {
     name: "5: seat limited with a known reset",
+    effects: ["pause"],
     events: HEALTHY,
     facts: {
       claim: alive(42, 60),
@@ -256,6 +309,7 @@ const cases: Case[] = [
   },
   {
     name: "5: a refusal in the transcript is named in the pause's reason",
+    effects: ["pause"],
     events: HEALTHY,
     facts: {
       claim: alive(42, 60, "dead"),
@@ -281,6 +335,7 @@ const cases: Case[] = [
   },
   {
     name: "5: seat limited with no reset named: pause_fallback",
+    effects: ["pause"],
     facts: {
       seat: { seat: "/s", limited: true, until: null, reason: "refusal", window: null },
     },
@@ -289,6 +344,7 @@ const cases: Case[] = [
   // Rule 6
   {
     name: "6: claim from another machine",
+    effects: [],
     facts: { claim: alive(42, 300, "foreign") },
     want: { decision: "foreign", rule: 6 },
     absent: ["start", "break_claim"],
@@ -296,12 +352,14 @@ const cases: Case[] = [
   // Rule 7 and heartbeat age
   {
     name: "7: alive, saved 10m ago",
+    effects: [],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(10, 42) },
     want: { decision: "ok", rule: 7, heartbeat_age_ms: 10 * MIN },
   },
   {
     name: "7: one millisecond younger than stale_after is ok",
+    effects: [],
     events: HEALTHY,
     facts: {
       claim: alive(42, 60),
@@ -311,18 +369,21 @@ const cases: Case[] = [
   },
   {
     name: "9: exactly at stale_after is stale",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(45, 42) },
     want: { decision: "restart_stuck", rule: 9, heartbeat_age_ms: 45 * MIN },
   },
   {
     name: "7: a new holder is judged from its claim, not its predecessor's heartbeat",
+    effects: [],
     events: [...HEALTHY, started(3), claimed(2, 43)],
     facts: { claim: alive(43, 2), heartbeat: beat(50, 42) },
     want: { decision: "ok", heartbeat_age_ms: 2 * MIN },
   },
   {
     name: "9: a new holder that never saved goes stale from its claim time",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: [...HEALTHY, started(47), claimed(46, 43)],
     facts: { claim: alive(43, 46), heartbeat: beat(50, 42) },
     want: { decision: "restart_stuck" },
@@ -330,12 +391,14 @@ const cases: Case[] = [
   },
   {
     name: "7: a heartbeat with the holder's pid but another start time does not count",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 50), heartbeat: beat(1, 42, "linux:boot:other") },
     want: { decision: "restart_stuck", heartbeat_age_ms: 50 * MIN },
   },
   {
     name: "7: a heartbeat older than the claim does not make it older",
+    effects: [],
     events: HEALTHY,
     facts: { claim: alive(42, 5), heartbeat: beat(90, 42) },
     want: { decision: "ok", heartbeat_age_ms: 5 * MIN },
@@ -343,6 +406,7 @@ const cases: Case[] = [
   // Rule 8
   {
     name: "8: stale, merge lock held by a live holder here",
+    effects: [],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("alive", 300) },
     want: { decision: "merge_in_flight", rule: 8 },
@@ -350,24 +414,28 @@ const cases: Case[] = [
   },
   {
     name: "8: stale, merge lock from another machine younger than merge_max",
+    effects: [],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("foreign", 119) },
     want: { decision: "merge_in_flight" },
   },
   {
     name: "9: stale, merge lock from another machine at merge_max",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("foreign", 120) },
     want: { decision: "restart_stuck" },
   },
   {
     name: "9: stale, merge lock held by a dead holder here",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("dead", 5) },
     want: { decision: "restart_stuck" },
   },
   {
     name: "9: stale, merge lock unreadable (remote unreachable): no merge to protect",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: {
       claim: alive(42, 60),
@@ -378,6 +446,7 @@ const cases: Case[] = [
   },
   {
     name: "7: fresh beats a merge lock (rule 7 before rule 8)",
+    effects: [],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(1, 42), merge_lock: liveLock("alive", 5) },
     want: { decision: "ok" },
@@ -385,6 +454,7 @@ const cases: Case[] = [
   // Rule 9
   {
     name: "9: stuck: stop, break, start unplanned",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 60), heartbeat: beat(47, 42) },
     want: {
@@ -401,6 +471,7 @@ const cases: Case[] = [
   },
   {
     name: "9 + guard: stuck after 3 unplanned starts: stopped first, then stand down",
+    effects: ["keep_evidence", "stop:holder", "stand_down"],
     events: [...threeCrashes, saved(8, 4)],
     facts: { claim: alive(4, 9), heartbeat: beat(8, 4) },
     policy: { staleAfter: 5 * MIN },
@@ -412,6 +483,7 @@ const cases: Case[] = [
   // Rule 10
   {
     name: "10: holder dead",
+    effects: ["break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 60, "dead"), heartbeat: beat(1, 42) },
     want: { decision: "restart_dead", rule: 10, break_claim: true },
@@ -420,6 +492,7 @@ const cases: Case[] = [
   },
   {
     name: "10: holder pid reused",
+    effects: ["break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 60, "reused") },
     want: { decision: "restart_dead" },
@@ -427,6 +500,7 @@ const cases: Case[] = [
   },
   {
     name: "10: holder unreadable",
+    effects: ["break_claim", "start"],
     events: HEALTHY,
     facts: { claim: { state: "unreadable", problem: "claim/holder.json is not valid JSON" } },
     want: { decision: "restart_dead" },
@@ -434,6 +508,7 @@ const cases: Case[] = [
   },
   {
     name: "10 + guard: dead after 3 unplanned starts: stand down, claim left",
+    effects: ["stand_down"],
     events: threeCrashes,
     facts: { claim: alive(4, 9, "dead") },
     want: { decision: "stand_down", rule: 10 },
@@ -443,6 +518,7 @@ const cases: Case[] = [
   },
   {
     name: "10 + guard: a tmux-launched manager's stand-down names no manager.log",
+    effects: ["stand_down"],
     events: [
       started(100, true, { launcher: "tmux" }),
       started(50, false, { launcher: "tmux" }),
@@ -460,6 +536,7 @@ const cases: Case[] = [
   // Crash-loop guard boundaries
   {
     name: "guard: 2 unplanned starts in the hour: the 3rd goes ahead",
+    effects: ["break_claim", "start"],
     events: [started(100, true), started(50), claimed(49, 2), started(30), claimed(29, 3)],
     facts: { claim: alive(3, 29, "dead") },
     want: {
@@ -469,6 +546,7 @@ const cases: Case[] = [
   },
   {
     name: "guard: one of 3 unplanned starts older than the window does not count",
+    effects: ["break_claim", "start"],
     events: [
       started(100, true),
       started(61),
@@ -483,6 +561,7 @@ const cases: Case[] = [
   },
   {
     name: "guard: a start exactly `within` ago still counts",
+    effects: ["stand_down"],
     events: [
       started(100, true),
       started(60),
@@ -497,6 +576,7 @@ const cases: Case[] = [
   },
   {
     name: "guard: planned starts do not count",
+    effects: ["break_claim", "start"],
     events: [
       started(100, true),
       started(50),
@@ -512,6 +592,7 @@ const cases: Case[] = [
   },
   {
     name: "guard: only starts after the last `cleared` count, and the next start is planned",
+    effects: ["break_claim", "start"],
     events: [...threeCrashes.slice(0, 5), ev(20, "stood_down", { reason: "x" }), ev(15, "cleared")],
     facts: { claim: alive(3, 29, "dead") },
     want: {
@@ -521,6 +602,7 @@ const cases: Case[] = [
   },
   {
     name: "guard: after cleared, unplanned starts count again from zero",
+    effects: ["break_claim", "start"],
     events: [
       ...threeCrashes,
       ev(8, "stood_down", { reason: "x" }),
@@ -539,6 +621,7 @@ const cases: Case[] = [
   // Rule 11
   {
     name: "11: hand-over after the last start: planned start naming tokens and note",
+    effects: ["stop:handed_over", "start"],
     events: [...HEALTHY, handOver(2, 42, "p1")],
     want: {
       decision: "start_after_hand_over",
@@ -556,6 +639,7 @@ const cases: Case[] = [
   },
   {
     name: "11: the hand-over event's own start time names the manager to stop",
+    effects: ["stop:handed_over", "start"],
     events: [started(61, true, { pane: "%3" }), claimed(60, 42), handOver(2, 42)].map((e) =>
       e.type === "hand_over" ? { ...e, start_time: "linux:boot:77" } : e,
     ),
@@ -570,6 +654,7 @@ const cases: Case[] = [
   },
   {
     name: "11: a manager that claimed before the last start is not that start's pane",
+    effects: ["stop:handed_over", "start"],
     events: [
       started(61, true, { pane: "%3" }),
       claimed(60, 42),
@@ -582,16 +667,19 @@ const cases: Case[] = [
   },
   {
     name: "11: a hand-over start is planned even in a crash loop",
+    effects: ["stop:handed_over", "start"],
     events: [...threeCrashes, handOver(1, 4)],
     want: { decision: "start_after_hand_over" },
   },
   {
     name: "12: a hand-over older than the last start is not rule 11",
+    effects: [],
     events: [...HEALTHY, handOver(5, 42), started(3, true)],
     want: { decision: "starting", rule: 12 },
   },
   {
     name: "11: no progress in 3 managers: stand down",
+    effects: ["stop:handed_over", "stand_down"],
     events: NO_PROGRESS,
     want: {
       decision: "stand_down",
@@ -602,6 +690,7 @@ const cases: Case[] = [
   },
   {
     name: "11: after `resume`, hand-overs before it do not count: the pending hand-over starts (planned)",
+    effects: ["stop:handed_over", "start"],
     events: [...NO_PROGRESS, ev(29, "stood_down", { reason: "no progress" }), ev(20, "cleared")],
     want: {
       decision: "start_after_hand_over",
@@ -612,6 +701,7 @@ const cases: Case[] = [
   },
   {
     name: "11: after `resume`, two more unchanged hand-overs are not a stand-down",
+    effects: ["stop:handed_over", "start"],
     events: [
       ...NO_PROGRESS,
       ev(29, "stood_down", { reason: "no progress" }),
@@ -628,6 +718,7 @@ const cases: Case[] = [
   },
   {
     name: "11: after `resume`, three more unchanged hand-overs stand down again",
+    effects: ["stop:handed_over", "stand_down"],
     events: [
       ...NO_PROGRESS,
       ev(29, "stood_down", { reason: "no progress" }),
@@ -647,6 +738,7 @@ const cases: Case[] = [
   },
   {
     name: "11: a manager that claimed before `resume` and handed over after it counts",
+    effects: ["stop:handed_over", "stand_down"],
     events: [
       ...NO_PROGRESS.slice(0, 8),
       started(49, true),
@@ -665,6 +757,7 @@ const cases: Case[] = [
   },
   {
     name: "11: the first manager found another fingerprint at its first save: progress was made",
+    effects: ["stop:handed_over", "start"],
     events: [
       started(90, true),
       claimed(89, 1),
@@ -682,6 +775,7 @@ const cases: Case[] = [
   },
   {
     name: "11: a changed fingerprint in the last hand-over is not a stand-down",
+    effects: ["stop:handed_over", "start"],
     events: [
       started(90, true),
       claimed(89, 1),
@@ -698,6 +792,7 @@ const cases: Case[] = [
   },
   {
     name: "11: two unchanged hand-overs of 3 are not a stand-down",
+    effects: ["stop:handed_over", "start"],
     events: [
       started(69, true),
       claimed(68, 2),
@@ -711,6 +806,7 @@ const cases: Case[] = [
   },
   {
     name: "11: a crash among the last 3 managers is not a no-progress stand-down",
+    effects: ["stop:handed_over", "start"],
     events: [
       started(90, true),
       claimed(89, 1),
@@ -727,6 +823,7 @@ const cases: Case[] = [
   },
   {
     name: "11: null fingerprints never stand down",
+    effects: ["stop:handed_over", "start"],
     events: [
       started(90, true),
       claimed(89, 1),
@@ -743,6 +840,7 @@ const cases: Case[] = [
   // Rule 12
   {
     name: "12: started 9m ago, nothing claimed: wait",
+    effects: [],
     events: [started(9, true, { pid: 500, start_time: "s" })],
     want: { decision: "starting", rule: 12 },
     reason: /pid 500/,
@@ -769,7 +867,7 @@ const cases: Case[] = [
     want: {
       decision: "start",
       rule: 13,
-      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+      start: expect.objectContaining({ planned: false }) as never,
       stop_leftover: expect.objectContaining({ pid: 500 }) as never,
     },
     reason: /pid 500\) exited before it claimed/,
@@ -790,7 +888,7 @@ const cases: Case[] = [
     want: {
       decision: "start",
       rule: 13,
-      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+      start: expect.objectContaining({ planned: false }) as never,
     },
     reason: /last start .*herdr\) failed: held at a dialog/,
   },
@@ -840,7 +938,7 @@ const cases: Case[] = [
     want: {
       decision: "start",
       rule: 13,
-      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+      start: expect.objectContaining({ planned: false }) as never,
     },
   },
   {
@@ -854,17 +952,19 @@ const cases: Case[] = [
   },
   {
     name: "13: started exactly claim_grace ago and never claimed: stop it, start again",
+    effects: ["stop:leftover", "start"],
     events: [started(10, true, { pid: 500, start_time: "s" })],
     want: {
       decision: "start",
       rule: 13,
-      start: expect.objectContaining({ planned: false }) as unknown as Decision["start"],
+      start: expect.objectContaining({ planned: false }) as never,
     },
     reason: /pid 500\) never claimed/,
   },
   // Rule 13
   {
     name: "13: the program's very first start is planned",
+    effects: ["start"],
     want: {
       decision: "start",
       rule: 13,
@@ -874,12 +974,14 @@ const cases: Case[] = [
   },
   {
     name: "13: a manual release: an unplanned start, nothing to stop",
+    effects: ["start"],
     events: [...HEALTHY, ev(5, "released", { pid: 42 })],
     want: { decision: "start", start: { reason: "no manager holds the claim", planned: false } },
     absent: ["stop_leftover"],
   },
   {
     name: "13: first start after unpaused is planned",
+    effects: ["start"],
     events: [
       ...HEALTHY,
       ev(5, "released", { pid: 42 }),
@@ -890,11 +992,13 @@ const cases: Case[] = [
   },
   {
     name: "13: first start after reopened is planned",
+    effects: ["start"],
     events: [...HEALTHY, ev(5, "finished"), ev(3, "reopened")],
     want: { decision: "start", start: { reason: "no manager holds the claim", planned: true } },
   },
   {
     name: "13: first start after cleared is planned, the second is not",
+    effects: ["start"],
     events: [
       ...HEALTHY,
       ev(6, "released"),
@@ -907,6 +1011,7 @@ const cases: Case[] = [
   },
   {
     name: "13 + guard: a 4th unplanned start stands down (and still stops the unclaimed start)",
+    effects: ["stop:leftover", "stand_down"],
     events: [
       started(100, true),
       started(50),
@@ -929,6 +1034,7 @@ const cases: Case[] = [
   // Sleep and clock gaps
   {
     name: "gap: the watchdog last ran 3h ago: the gap is not counted against the manager",
+    effects: [],
     events: HEALTHY,
     facts: { claim: alive(42, 200), heartbeat: beat(190, 42), last_tick_at: ago(185) },
     want: { decision: "ok", gap_credit_ms: 180 * MIN, heartbeat_age_ms: 10 * MIN },
@@ -936,18 +1042,21 @@ const cases: Case[] = [
   },
   {
     name: "gap: exactly two intervals is no gap",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 200), heartbeat: beat(50, 42), last_tick_at: ago(10) },
     want: { decision: "restart_stuck", gap_credit_ms: 0 },
   },
   {
     name: "gap: no last tick, no credit",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: { claim: alive(42, 200), heartbeat: beat(50, 42), last_tick_at: null },
     want: { decision: "restart_stuck" },
   },
   {
     name: "gap: remembered: the second tick after a wake still does not count the gap",
+    effects: [],
     events: HEALTHY,
     facts: {
       claim: alive(42, 200),
@@ -960,6 +1069,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: awake time after a remembered gap counts: stale once stale_after of it passed",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
     events: HEALTHY,
     facts: {
       claim: alive(42, 200),
@@ -972,6 +1082,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: a save after the gap gets no credit from it",
+    effects: [],
     events: HEALTHY,
     facts: {
       claim: alive(42, 200),
@@ -983,6 +1094,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: a save inside a gap is credited only the part of the gap after it",
+    effects: [],
     events: HEALTHY,
     facts: {
       claim: alive(42, 200),
@@ -994,6 +1106,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: remembered gaps add up",
+    effects: [],
     events: HEALTHY,
     facts: {
       claim: alive(42, 300),
@@ -1008,6 +1121,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: a remembered gap and the current one add up",
+    effects: [],
     events: HEALTHY,
     facts: {
       claim: alive(42, 300),
@@ -1019,6 +1133,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: the claim grace counts a remembered gap",
+    effects: [],
     events: [started(100, true, { pid: 500, start_time: "s" })],
     facts: { last_tick_at: ago(1), gaps: [{ from: ago(98), to: ago(1) }] },
     want: { decision: "starting" },
@@ -1026,6 +1141,7 @@ const cases: Case[] = [
   },
   {
     name: "gap: claim grace does not count a gap either",
+    effects: [],
     events: [started(100, true, { pid: 500, start_time: "s" })],
     facts: { last_tick_at: ago(98) },
     want: { decision: "starting" },
@@ -1035,10 +1151,12 @@ const cases: Case[] = [
 describe("decide (DESIGN §6, first match wins)", () => {
   it.each(cases)("$name", (c) => {
     const d = decide(factsOf(c), { ...POLICY, ...c.policy });
-    expect(d).toMatchObject(c.want);
-    for (const key of c.absent ?? []) expect(d[key], key).toBeUndefined();
+    const v = viewOf(d);
+    if (c.effects) expect(d.effects.map(effectName)).toEqual(c.effects);
+    expect(v).toMatchObject(c.want);
+    for (const key of c.absent ?? []) expect(v[key], key).toBeUndefined();
     if (c.reason) expect(d.reason).toMatch(c.reason);
-    if (c.standDown) expect(d.stand_down?.reason).toMatch(c.standDown);
+    if (c.standDown) expect(v.stand_down?.reason).toMatch(c.standDown);
   });
 
   it("rule 4 journals unpaused before going on", () => {
@@ -1050,8 +1168,8 @@ describe("decide (DESIGN §6, first match wins)", () => {
       }),
       POLICY,
     );
-    expect(d.unpause).toBeDefined();
-    expect(d.start?.planned).toBe(true);
+    expect(d.effects.map(effectName)).toEqual(["unpause", "start"]);
+    expect(viewOf(d).start?.planned).toBe(true);
   });
 
   it("rule 5 uses pause_fallback when the seat names no reset", () => {
@@ -1065,7 +1183,7 @@ describe("decide (DESIGN §6, first match wins)", () => {
       }),
       POLICY,
     );
-    expect(d.pause?.until).toBe(ago(-60));
+    expect(viewOf(d).pause?.until).toBe(ago(-60));
   });
 
   it("rule 13 hands act the unclaimed start to stop", () => {
@@ -1077,7 +1195,105 @@ describe("decide (DESIGN §6, first match wins)", () => {
       }),
       POLICY,
     );
-    expect(d.stop_leftover).toMatchObject({ pid: 500, start_time: "s" });
+    expect(d.effects).toEqual([
+      {
+        kind: "stop",
+        who: "leftover",
+        start: expect.objectContaining({ pid: 500, start_time: "s" }),
+      },
+      expect.objectContaining({ kind: "start" }),
+    ]);
+  });
+
+  it("a refusal gather judged in memory is recorded first (gather never writes); a recorded one is not", () => {
+    const refusal = {
+      text: "Claude AI usage limit reached|1",
+      at: ago(2),
+      resets_at: ago(-60),
+      named_reset: true,
+      transcript: "/s/projects/-x/a.jsonl",
+    };
+    const seat = (recorded: boolean) => ({
+      seat: "/s",
+      limited: true,
+      until: ago(-60),
+      reason: "refusal",
+      window: "five_hour",
+      refusal: { ...refusal, recorded },
+    });
+    const fresh = decide(
+      factsOf({ name: "", want: { decision: "pause" }, facts: { seat: seat(false) } }),
+      POLICY,
+    );
+    expect(fresh.effects.map(effectName)).toEqual(["record_refusal", "pause"]);
+    expect(fresh.effects[0]).toEqual({ kind: "record_refusal", ...refusal });
+    const again = decide(
+      factsOf({ name: "", want: { decision: "pause" }, facts: { seat: seat(true) } }),
+      POLICY,
+    );
+    expect(again.effects.map(effectName)).toEqual(["pause"]);
+  });
+
+  it("a usage pause is told by its window, never by words in its reason", () => {
+    const stuckAfter = (window: string | null, reason: string) =>
+      viewOf(
+        decide(
+          factsOf({
+            name: "",
+            want: { decision: "restart_stuck" },
+            events: HEALTHY,
+            facts: {
+              claim: alive(42, 60),
+              heartbeat: beat(50, 42),
+              paused: { at: ago(60), until: ago(1), reason, window },
+            },
+          }),
+          POLICY,
+        ),
+      ).stop_note?.reason;
+    expect(stuckAfter("five_hour", "seat limited")).toMatch(/^stopped for the usage pause;/);
+    expect(stuckAfter(null, "usage limit of the team, by hand")).toMatch(/^stopped for the pause;/);
+  });
+
+  it("the crash-loop guard is one rule after the match: the start and the break go, the stops stay", () => {
+    const d = decide(
+      factsOf({
+        name: "",
+        want: { decision: "stand_down" },
+        events: threeCrashes,
+        facts: { claim: alive(4, 9), heartbeat: beat(50, 4) },
+      }),
+      { ...POLICY, staleAfter: 5 * MIN },
+    );
+    expect(d.decision).toBe("stand_down");
+    expect(d.effects.map(effectName)).toEqual(["keep_evidence", "stop:holder", "stand_down"]);
+  });
+
+  it("asks for unread facts only when a rule reaches them (the rule order lives only here)", () => {
+    const unread = ["seat_refusal", "merge_lock"] as const;
+    const ask = (facts: Partial<Facts>) =>
+      decide(
+        factsOf({
+          name: "",
+          want: { decision: "ok" },
+          events: HEALTHY,
+          facts: { unread: [...unread], ...facts },
+        }),
+        POLICY,
+      ).needs;
+    // Rules 0–3 need neither the transcript nor the merge lock.
+    expect(ask({ finished: { at: ago(1), note: null } })).toBeUndefined();
+    expect(ask({ tick_lock: { held: true, pid: 9, at: ago(0) } })).toBeUndefined();
+    // Rule 5 and below judge the seat with the transcript.
+    expect(ask({})).toEqual(["seat_refusal"]);
+    // A fresh holder never reaches rule 8; a stale one does.
+    const fresh = {
+      claim: alive(42, 60),
+      heartbeat: beat(10, 42),
+      unread: ["merge_lock" as const],
+    };
+    expect(ask(fresh)).toBeUndefined();
+    expect(ask({ ...fresh, heartbeat: beat(50, 42) })).toEqual(["merge_lock"]);
   });
 
   it("is pure: the same facts give the same decision, and the facts are not changed", () => {

@@ -120,6 +120,21 @@ const MALFORMED: { what: string; text: string; message: RegExp }[] = [
     message: /name: expected a name matching \[a-z0-9\]\[a-z0-9-\]\{0,62\}.*got "Bad Name!"/,
   },
   {
+    what: "progress glob with a brace set (the matcher would match nothing)",
+    text: '{"name": "bad", "progress": {"paths": ["runs/*.json", "runs/{a,b}/*.done"]}}',
+    message: /progress\.paths\[1\]: expected a glob using only .* got "runs\/\{a,b\}\/\*\.done"/,
+  },
+  {
+    what: "progress glob with a leading ! (negation)",
+    text: '{"name": "bad", "progress": {"paths": ["!runs/tmp"]}}',
+    message: /progress\.paths\[0\]: expected a glob using only/,
+  },
+  {
+    what: "progress glob with an extglob",
+    text: '{"name": "bad", "progress": {"paths": ["runs/@(a|b)/x"]}}',
+    message: /progress\.paths\[0\]: expected a glob using only/,
+  },
+  {
     what: "pause_at_percent 0",
     text: '{"name": "bad", "usage": {"pause_at_percent": 0}}',
     message: /usage\.pause_at_percent: expected a number from 1 to 100, got 0/,

@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sheepdog } from "./helpers/cli.js";
 import { cleanedUp, holder, killStarted, ofType, tick } from "./helpers/watchdog.js";
@@ -97,9 +98,21 @@ describe("pause and unpause", () => {
 
   it("a pause whose time has come is ended by the tick (unpaused journaled), which then goes on", async () => {
     const p = program();
-    expect(sheepdog(["pause", "--until", "1s"], { env: p.env }).code).toBe(0);
+    // A pause long enough that no machine load can end it before the first tick…
+    expect(sheepdog(["pause", "--until", "1h"], { env: p.env }).code).toBe(0);
     expect(tick(p.env).report.decision).toBe("wait_pause");
-    await new Promise((r) => setTimeout(r, 1100));
+    // …and then its time comes: the journaled `until` moves to the past (no sleeping on a clock).
+    const journal = join(p.stateDir, "journal.jsonl");
+    const past = new Date(Date.now() - 1000).toISOString();
+    writeFileSync(
+      journal,
+      readFileSync(journal, "utf8")
+        .split("\n")
+        .map((l) =>
+          l.includes('"type":"paused"') ? JSON.stringify({ ...JSON.parse(l), until: past }) : l,
+        )
+        .join("\n"),
+    );
     const r = tick(p.env);
     expect(r.report.decision).toBe("start");
     expect(r.report.actions[0]).toBe("pause over");

@@ -438,6 +438,14 @@ describe("heartbeat URL", () => {
     expect(eventsOf(ctx)).toEqual([]);
   });
 
+  it("a tick whose events include tick_failed requests <url>/fail instead (DESIGN §6)", async () => {
+    const { ctx } = pagedProgram({ heartbeat_url: `${server.url}/hc/0b1c-uuid` });
+    const e = journal(ctx, { type: "tick_failed", error: "boom" });
+    await afterEvents(ctx, [e], { tick: true });
+    await afterEvents(ctx, [], { tick: true });
+    expect(server.heartbeats).toEqual(["/hc/0b1c-uuid/fail", "/hc/0b1c-uuid"]);
+  });
+
   it("journals an unreachable heartbeat URL and does not throw", async () => {
     const gone = await ntfyServer();
     const url = `${gone.url}/hc/gone`;

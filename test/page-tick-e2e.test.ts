@@ -154,6 +154,27 @@ describe("heartbeat_url through real ticks", () => {
     expect(server.received).toEqual([]); // no ntfy section: no pages
     expect(ofType(p.stateDir, "heartbeat_failed")).toEqual([]);
   });
+
+  it("a failed tick pings <url>/fail, never the URL; the next good tick pings the URL again", async () => {
+    const server = await startedServer();
+    const p = program({
+      manager: { launcher: "command", command: ["/nonexistent/manager", "{prompt}"] },
+      page: { heartbeat_url: `${server.url}/hc/catalog-uuid/` },
+    });
+    const failed = await sheepdogAsync(["tick"], { env: p.env });
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(ofType(p.stateDir, "tick_failed")).toHaveLength(1);
+    expect(server.heartbeats).toEqual(["/hc/catalog-uuid/fail"]);
+
+    const manager = sleeper();
+    cleanups.push(() => {
+      manager.kill("SIGKILL");
+    });
+    const pid = String(manager.pid);
+    expect((await sheepdogAsync(["claim", "acquire", "--pid", pid], { env: p.env })).code).toBe(0);
+    expect((await tickJson(p.env)).report.decision).toBe("ok");
+    expect(server.heartbeats).toEqual(["/hc/catalog-uuid/fail", "/hc/catalog-uuid/"]);
+  });
 });
 
 function readHolderStart(stateDir: string): string {

@@ -396,7 +396,9 @@ describe("usage pauses through tick", () => {
 
     const dry = await tick(p.env, ["--dry-run"]);
     expect(dry.report.decision).toBe("pause");
+    // The dry run describes the same effects a real tick carries out, the recording included.
     expect(dry.report.actions).toEqual([
+      `would record the usage-limit refusal in ${join(projectDir(p), "a.jsonl")} as a seat reading`,
       `would pause until ${new Date(resets * 1000).toISOString()}`,
     ]);
     const status = sheepdog(["status", "--json"], { env: p.env });

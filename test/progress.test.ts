@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { progressFingerprint } from "../src/progress/fingerprint.js";
 import { globFiles, matchPath, segmentMatcher } from "../src/progress/glob.js";
+import { unsupportedGlobSyntax } from "../src/progress/syntax.js";
 import { sheepdog, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
 
 describe("glob matching", () => {
@@ -137,10 +138,18 @@ describe("progress fingerprint", () => {
     expect(progressFingerprint(a, PATHS)).toBe(progressFingerprint(b, [...PATHS].reverse()));
   });
 
-  it("nothing matched gives the hash of nothing, stable across programs", () => {
-    const empty = progressFingerprint(tempDir(), PATHS);
-    expect(empty).toBe("sha256:e3b0c44298fc1c14");
-    expect(progressFingerprint(tempDir(), ["nothing/**"])).toBe(empty);
+  it("nothing matched is null, never the hash of nothing (which would never move)", () => {
+    expect(progressFingerprint(tempDir(), PATHS)).toBeNull();
+    expect(progressFingerprint(tempDir(), ["nothing/**"])).toBeNull();
+  });
+
+  it("the syntax check accepts what the matcher implements and names what it does not", () => {
+    for (const ok of ["runs/*/attempts.json", "**/*.done", "file[!0-9].txt", "a\\{b\\}", "(x)+"])
+      expect(unsupportedGlobSyntax(ok), ok).toBeNull();
+    expect(unsupportedGlobSyntax("runs/{a,b}/x")).toMatch(/brace/);
+    expect(unsupportedGlobSyntax("!runs/tmp")).toMatch(/negation/);
+    expect(unsupportedGlobSyntax("runs/+(a|b)")).toMatch(/extglob/);
+    expect(unsupportedGlobSyntax("runs/!(tmp)")).toMatch(/extglob/);
   });
 });
 
@@ -179,6 +188,13 @@ describe("save records progress", () => {
     expect(progress[2]).not.toBe(progress[0]);
     expect(progress[2]).toBe(progressFingerprint(p.root, ["runs/*/attempts.json"]));
     expect(progress[3]).toBe("item 7 merged");
+
+    // Patterns that match no file: no fingerprint (null), and the save says so.
+    const none = tempProgram("none", { progress: { paths: ["runs/*/attempts.json"] } });
+    const r = sheepdog(["save", "--pid", m, "--json"], { env: none.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).notices.join("\n")).toMatch(/progress\.paths match no file/);
+    expect(savedEvents(none.stateDir)[0].progress).toBeNull();
 
     const plain = tempProgram();
     expect(sheepdog(["save", "--pid", m], { env: plain.env }).code).toBe(0);

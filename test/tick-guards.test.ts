@@ -281,6 +281,38 @@ describe("tick: the guards", () => {
     expect(existsSync(fresh.stateDir)).toBe(false);
   });
 
+  it("--dry-run describes the same effects the real tick carries out and journals, in order", async () => {
+    const p = program();
+    const dead = live();
+    expect(sheepdog(["claim", "acquire", "--pid", String(dead.pid)], { env: p.env }).code).toBe(0);
+    dead.kill("SIGKILL");
+    await waitFor("the holder to die", () => dead.signalCode !== null);
+
+    const dry = tick(p.env, ["--dry-run"]).report;
+    expect(dry.effects).toEqual(["break_claim", "start"]);
+    expect(dry.actions).toEqual(["would break the claim", "would start a manager (planned)"]);
+
+    const before = events(p.stateDir).length;
+    const real = tick(p.env).report;
+    expect(real.decision).toBe(dry.decision);
+    expect(real.effects).toEqual(dry.effects);
+    expect(real.actions).toHaveLength(dry.actions.length);
+    // Every effect left its journal entry, in the same order.
+    const JOURNALED: Record<string, string> = {
+      unpause: "unpaused",
+      pause: "paused",
+      "stop:holder": "manager_stopped",
+      break_claim: "claim_broken",
+      stand_down: "stood_down",
+      start: "manager_started",
+    };
+    const journaled = events(p.stateDir)
+      .slice(before)
+      .map((e) => e.type)
+      .filter((t) => Object.values(JOURNALED).includes(t));
+    expect(journaled).toEqual((dry.effects ?? []).map((e) => JOURNALED[e]));
+  });
+
   it("a tick that throws journals tick_failed and exits 1 (and releases its lock)", () => {
     const p = managerProgram();
     const cfgPath = join(p.root, "program.json");

@@ -1,16 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { appendEvent } from "../journal/journal.js";
-import {
-  identityOf,
-  type Liveness,
-  livenessOf,
-  type ProcessIdentity,
-} from "../process/identity.js";
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { BUSY, placeWhole, readHolderFile, removeAside, withMutex } from "../lock/dir-lock.js";
+import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
-import { isErrno, writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
 export const holderSchema = z.object({
@@ -31,23 +26,17 @@ export type ClaimState =
 
 const CLAIM = "claim";
 const BREAK_LOCK = "claim.break.lock";
-const BREAK_LOCK_STALE_MS = 30_000;
+/** A breaker holds the mutex for a read and a rename: a release waits this long for it. */
+const RELEASE_WAIT_MS = 5_000;
 
 export function readClaim(stateDir: string): ClaimState {
-  const dir = join(stateDir, CLAIM);
-  let text: string;
-  try {
-    text = readFileSync(join(dir, "holder.json"), "utf8");
-  } catch (err) {
-    if (!isErrno(err, "ENOENT"))
-      return { held: true, holder: null, liveness: "dead", problem: (err as Error).message };
-    try {
-      statSync(dir);
-    } catch {
-      return { held: false };
-    }
+  const file = readHolderFile(stateDir, CLAIM);
+  if (file.state === "absent") return { held: false };
+  if (file.state === "unreadable")
+    return { held: true, holder: null, liveness: "dead", problem: file.problem };
+  if (file.state === "no_holder")
     return { held: true, holder: null, liveness: "dead", problem: "claim/holder.json is missing" };
-  }
+  const text = file.text;
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -93,18 +82,8 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   const holder: Holder = { ...id, hostname: hostname(), claimed_at: iso(now) };
   // A hand-made empty `claim/` would be silently replaced by rename: treat any `claim/` as taken.
   if (existsSync(join(stateDir, CLAIM))) return { ok: false, state: readClaim(stateDir) };
-  const tmp = join(stateDir, `.claim.${id.pid}.${process.pid}.${now}.tmp`);
-  mkdirSync(tmp, { mode: 0o700 });
-  try {
-    writeJsonAtomic(join(tmp, "holder.json"), holder);
-    faultPoint("claim.before-rename");
-    renameSync(tmp, join(stateDir, CLAIM));
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    if (isErrno(err, "ENOTEMPTY") || isErrno(err, "EEXIST"))
-      return { ok: false, state: readClaim(stateDir) };
-    throw err;
-  }
+  if (!placeWhole(stateDir, CLAIM, holder, String(id.pid)))
+    return { ok: false, state: readClaim(stateDir) };
   faultPoint("claim.after-rename");
   appendEvent(
     stateDir,
@@ -114,8 +93,12 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   return { ok: true, holder };
 }
 
+function claimMutex(stateDir: string): string {
+  return join(stateDir, BREAK_LOCK);
+}
+
 /**
- * Removes a claim whose holder is dead, pid-reused or unreadable, under a short lock so two
+ * Removes a claim whose holder is dead, pid-reused or unreadable, under the claim's mutex so two
  * breakers never remove a claim that a third process has just taken. Never a foreign or live one.
  * Returns the state that was broken, or null when the claim changed meanwhile.
  */
@@ -126,89 +109,73 @@ export function breakStaleClaim(
   now = Date.now(),
 ): ClaimState | null {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
-  const lock = join(stateDir, BREAK_LOCK);
-  if (!takeBreakLock(lock, now)) return null;
-  try {
-    const current = readClaim(stateDir);
-    if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
-      return null;
-    if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
-    removeClaimDir(stateDir);
-    faultPoint("claim.break.after-remove");
-    appendEvent(
-      stateDir,
-      {
-        type: "claim_broken",
-        reason,
-        holder_state:
-          current.liveness === "dead" && current.holder === null ? "unreadable" : current.liveness,
-        ...(current.holder
-          ? { pid: current.holder.pid, start_time: current.holder.start_time }
-          : {}),
-        ...("problem" in current ? { problem: current.problem } : {}),
-      },
-      now,
-    );
-    return current;
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  const out = withMutex(
+    claimMutex(stateDir),
+    () => {
+      const current = readClaim(stateDir);
+      if (!current.held || current.liveness === "alive" || current.liveness === "foreign")
+        return null;
+      if (JSON.stringify(current.holder) !== JSON.stringify(seen.holder)) return null;
+      removeClaimDir(stateDir);
+      faultPoint("claim.break.after-remove");
+      appendEvent(
+        stateDir,
+        {
+          type: "claim_broken",
+          reason,
+          holder_state:
+            current.liveness === "dead" && current.holder === null
+              ? "unreadable"
+              : current.liveness,
+          ...(current.holder
+            ? { pid: current.holder.pid, start_time: current.holder.start_time }
+            : {}),
+          ...("problem" in current ? { problem: current.problem } : {}),
+        },
+        now,
+      );
+      return current;
+    },
+    { now },
+  );
+  return out === BUSY ? null : out;
 }
+
+export type ReleaseResult =
+  | { released: true; was: ClaimState; event: JournalEvent }
+  | { released: false; state: ClaimState | null };
 
 /**
- * Takes the short lock breakers hold, recording who holds it. A lock whose maker died (killed
- * mid-break) is taken over at once; one whose maker is unknown (killed before it wrote its
- * name) only once it is older than BREAK_LOCK_STALE_MS. Without the name, a breaker killed
- * there kept every `claim acquire --break-stale` refused for 30 s.
+ * Compare-and-remove (issue 11): under the same mutex breaking takes, re-reads the claim and
+ * removes it only when `mine` still accepts it, journaling `event` before the mutex goes. A
+ * read-then-remove without it could remove a successor's claim taken after a break in between.
+ * `state: null` means the mutex never came free. `interleave` lets a test act inside the window.
  */
-function takeBreakLock(lock: string, now: number): boolean {
-  const me = identityOf(process.pid);
-  const take = (): boolean => {
-    try {
-      mkdirSync(lock, { mode: 0o700 });
-    } catch (err) {
-      if (isErrno(err, "EEXIST")) return false;
-      throw err;
-    }
-    if (me) writeJsonAtomic(join(lock, "holder.json"), me);
-    return true;
-  };
-  if (take()) return true;
-  try {
-    const maker = holderOfLock(lock);
-    const gone = maker !== null && (livenessOf(maker) === "dead" || livenessOf(maker) === "reused");
-    if (!gone && now - statSync(lock).mtimeMs < BREAK_LOCK_STALE_MS) return false;
-    rmSync(lock, { recursive: true, force: true });
-  } catch {
-    return false;
-  }
-  return take();
-}
-
-function holderOfLock(lock: string): ProcessIdentity | null {
-  try {
-    const v = JSON.parse(readFileSync(join(lock, "holder.json"), "utf8"));
-    return typeof v?.pid === "number" &&
-      typeof v.start_time === "string" &&
-      typeof v.machine_id === "string"
-      ? (v as ProcessIdentity)
-      : null;
-  } catch {
-    return null;
-  }
+export function releaseClaimIf(
+  stateDir: string,
+  mine: (state: ClaimState) => boolean,
+  event: (was: ClaimState) => { type: string; [field: string]: unknown },
+  opts: { now?: number; interleave?: () => void } = {},
+): ReleaseResult {
+  const out = withMutex(
+    claimMutex(stateDir),
+    (): ReleaseResult => {
+      const current = readClaim(stateDir);
+      opts.interleave?.();
+      if (!mine(current)) return { released: false, state: current };
+      removeClaimDir(stateDir);
+      faultPoint("claim.release.before-journal");
+      const journaled = appendEvent(stateDir, event(current), opts.now ?? Date.now());
+      return { released: true, was: current, event: journaled };
+    },
+    { waitMs: RELEASE_WAIT_MS, now: opts.now },
+  );
+  return out === BUSY ? { released: false, state: null } : out;
 }
 
 /** Removes `claim/` in one step (rename aside, then delete), so no reader sees it half gone. */
 export function removeClaimDir(stateDir: string): void {
-  const aside = join(stateDir, `.claim.removed.${process.pid}.${Date.now()}`);
-  try {
-    renameSync(join(stateDir, CLAIM), aside);
-  } catch (err) {
-    if (isErrno(err, "ENOENT")) return;
-    throw err;
-  }
-  faultPoint("claim.removed-aside");
-  rmSync(aside, { recursive: true, force: true });
+  removeAside(stateDir, CLAIM);
 }
 
 /** Age of a claim in ms, for messages. */

@@ -1,19 +1,18 @@
 import {
   breakStaleClaim,
+  type ClaimState,
   claimAge,
   readClaim,
-  removeClaimDir,
+  releaseClaimIf,
   sameProcess,
   tryAcquire,
 } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
-import { appendEvent } from "../journal/journal.js";
 import { findManager } from "../process/manager.js";
 import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
-import { faultPoint } from "../util/fault-point.js";
 
 function describeHolder(state: ReturnType<typeof readClaim>): string {
   if (!state.held) return "not held";
@@ -119,13 +118,20 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${program.name}: not held\n`);
       return EXIT.ok;
     }
-    removeClaimDir(program.stateDir);
-    appendEvent(program.stateDir, {
-      type: "released",
-      forced: true,
-      note: values.note,
-      ...(state.holder ? { pid: state.holder.pid, start_time: state.holder.start_time } : {}),
-    });
+    // By force, but still only the claim the person saw: never one taken since.
+    const seen = JSON.stringify(state);
+    const note = values.note;
+    const out = releaseClaimIf(
+      program.stateDir,
+      (now) => JSON.stringify(now) === seen,
+      () => ({
+        type: "released",
+        forced: true,
+        note,
+        ...(state.holder ? { pid: state.holder.pid, start_time: state.holder.start_time } : {}),
+      }),
+    );
+    if (!out.released) throw new RefusedError(`${program.name}: ${changedWhile(out.state)}`);
     process.stdout.write(`${program.name}: claim removed by force (${describeHolder(state)})\n`);
     return EXIT.ok;
   }
@@ -138,9 +144,18 @@ export async function run(argv: string[]): Promise<number> {
       `${program.name}: pid ${me.pid} is not the holder (${describeHolder(state)}); a person may use --force --note TEXT`,
     );
   }
-  removeClaimDir(program.stateDir);
-  faultPoint("claim.release.before-journal");
-  appendEvent(program.stateDir, { type: "released", pid: me.pid, start_time: me.start_time });
+  const out = releaseClaimIf(
+    program.stateDir,
+    (now) => now.held && now.holder !== null && sameProcess(now.holder, me),
+    () => ({ type: "released", pid: me.pid, start_time: me.start_time }),
+  );
+  if (!out.released) throw new RefusedError(`${program.name}: ${changedWhile(out.state)}`);
   process.stdout.write(`${program.name}: released by pid ${me.pid}\n`);
   return EXIT.ok;
+}
+
+/** Why a release found the claim not as it was read (a break, or a break and a new holder). */
+function changedWhile(state: ClaimState | null): string {
+  if (state === null) return "the claim is being changed by another process; try again";
+  return `the claim changed while releasing it (${state.held ? describeHolder(state) : "now not held"}); nothing removed`;
 }

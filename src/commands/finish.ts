@@ -1,4 +1,4 @@
-import { readClaim, removeClaimDir, sameProcess } from "../claim/claim.js";
+import { releaseClaimIf, sameProcess } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
 import { EXIT, UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
@@ -43,19 +43,16 @@ export async function run(argv: string[]): Promise<number> {
       ...(me ? { pid: me.pid } : {}),
     }),
   );
-  const claim = readClaim(program.stateDir);
   let released = false;
-  if (me && claim.held && claim.holder && sameProcess(claim.holder, me)) {
-    removeClaimDir(program.stateDir);
-    events.push(
-      appendEvent(program.stateDir, {
-        type: "released",
-        pid: me.pid,
-        start_time: me.start_time,
-        note: "finished",
-      }),
+  if (me) {
+    const self = me;
+    const out = releaseClaimIf(
+      program.stateDir,
+      (c) => c.held && c.holder !== null && sameProcess(c.holder, self),
+      () => ({ type: "released", pid: self.pid, start_time: self.start_time, note: "finished" }),
     );
-    released = true;
+    if (out.released) events.push(out.event);
+    released = out.released;
   }
   await afterEvents(program, events);
   if (values.json) {

@@ -1,15 +1,12 @@
-import { renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { openProgramAt, selectRoots } from "../config/context.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { EXIT, SheepdogError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import { identityOf } from "../process/identity.js";
 import { parseCommandArgs } from "../util/args.js";
 import { iso } from "../util/time.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
 import * as tick from "../watchdog/tick.js";
-import { readTickLock, TICK_LOCK } from "../watchdog/tick-lock.js";
+import { releaseOwnTickLock } from "../watchdog/tick-lock.js";
 
 /** Signals that end a tick from outside: systemd's TimeoutStartSec, launchd, a person. */
 const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -39,7 +36,7 @@ function failTick(message: string, opts: { releaseLock: boolean }): void {
   try {
     failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
   } catch {
-    if (opts.releaseLock) releaseOwnTickLock(program.stateDir);
+    if (opts.releaseLock) releaseLock(program.stateDir);
     exit(); // nothing more can be done; the exit code still says it
   }
   // Try to page, but never wait long: this tick is already late or being stopped.
@@ -50,21 +47,14 @@ function failTick(message: string, opts: { releaseLock: boolean }): void {
     .catch(() => {})
     .finally(() => {
       // Released last: until this process exits its half-done act still runs, under the lock.
-      if (opts.releaseLock) releaseOwnTickLock(program.stateDir);
+      if (opts.releaseLock) releaseLock(program.stateDir);
       exit();
     });
 }
 
-/** Removes `tick.lock/` only when this very process (pid and start time) holds it. */
-function releaseOwnTickLock(stateDir: string): void {
+function releaseLock(stateDir: string): void {
   try {
-    const me = identityOf(process.pid);
-    const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
-    if (!me || !seen.held || !seen.holder) return;
-    if (seen.holder.pid !== me.pid || seen.holder.start_time !== me.start_time) return;
-    const aside = join(stateDir, `.tick.lock.removed.${process.pid}.${Date.now()}`);
-    renameSync(join(stateDir, TICK_LOCK), aside);
-    rmSync(aside, { recursive: true, force: true });
+    releaseOwnTickLock(stateDir);
   } catch {
     // the next tick breaks a lock whose holder is gone
   }

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { unsupportedGlobSyntax } from "../progress/syntax.js";
 import { DURATION_EXPECTED, isDuration } from "../util/duration.js";
 
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -43,6 +44,12 @@ const count = (fallback: number) =>
         z.positive({ message: "a positive integer" }),
       ),
     fallback,
+  );
+const GLOB_EXPECTED =
+  "a glob using only * ? [..] ** and \\ escapes (no {a,b}, leading !, or extglobs)";
+const progressGlob = () =>
+  text().check(
+    z.refine((p: string) => unsupportedGlobSyntax(p) === null, { message: GLOB_EXPECTED }),
   );
 const argv = () =>
   z.array(z.string()).check(z.minLength(1, { message: "a non-empty array of strings" }));
@@ -146,7 +153,7 @@ export const programSchema = z.strictObject({
       branch: z._default(text(), DEFAULTS.ledger.branch),
     }),
   ),
-  progress: z.optional(z.strictObject({ paths: z.array(text()) })),
+  progress: z.optional(z.strictObject({ paths: z.array(progressGlob()) })),
   page: z.optional(
     z.strictObject({
       ntfy: z.optional(

@@ -1,4 +1,4 @@
-import { type ClaimState, readClaim, removeClaimDir, sameProcess } from "../claim/claim.js";
+import { type ClaimState, readClaim, releaseClaimIf, sameProcess } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { RefusedError } from "../errors.js";
 import { stampHeartbeat } from "../heartbeat/heartbeat.js";
@@ -59,18 +59,17 @@ export async function performHandOver(
     now,
   );
   faultPoint("hand-over.after-event");
-  // The push may have taken a while: release only a claim that is still ours.
-  const current = readClaim(program.stateDir);
-  if (isHolder(current, opts.manager)) {
-    removeClaimDir(program.stateDir);
-    faultPoint("hand-over.after-release");
-    appendEvent(
-      program.stateDir,
-      { type: "released", pid: opts.manager.pid, start_time: opts.manager.start_time },
-      now,
+  // The push may have taken a while: release only a claim that is still ours (compare-and-set).
+  const out = releaseClaimIf(
+    program.stateDir,
+    (c) => isHolder(c, opts.manager),
+    () => ({ type: "released", pid: opts.manager.pid, start_time: opts.manager.start_time }),
+    { now },
+  );
+  faultPoint("hand-over.after-release");
+  if (!out.released)
+    facts.notices.push(
+      `the claim was no longer ours to release: ${out.state ? holderOf(out.state) : "another process was changing it"}`,
     );
-  } else {
-    facts.notices.push(`the claim was no longer ours to release: ${holderOf(current)}`);
-  }
   return saveAnswer(program, facts, now);
 }

@@ -125,6 +125,10 @@ export async function gatherSaveFacts(
     try {
       const { progressFingerprint } = await import("../progress/fingerprint.js");
       progress = progressFingerprint(program.root, program.config.progress.paths);
+      if (progress === null)
+        notices.push(
+          `progress.paths match no file under ${program.root}: no fingerprint this save (check the patterns)`,
+        );
     } catch (err) {
       notices.push(`cannot compute the progress fingerprint: ${message(err)}`);
     }

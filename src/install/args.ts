@@ -90,14 +90,14 @@ export function planJson(
  * Carries out (or, with --dry-run, only describes) an install or uninstall plan, printing it
  * for people or, with --json, as one document. `extra` goes into the JSON as it is.
  */
-export function runPlan(
+export async function runPlan(
   scheduler: Scheduler,
   plan: Plan,
   opts: { dryRun: boolean; json: boolean; extra: Record<string, unknown> },
-): number {
+): Promise<number> {
   if (opts.json) {
     const { out, lines } = collector();
-    if (!opts.dryRun) executePlan(plan.title, plan.steps, out);
+    if (!opts.dryRun) await executePlan(plan.title, plan.steps, out);
     const json = planJson(scheduler, plan, { dryRun: opts.dryRun, lines, extra: opts.extra });
     process.stdout.write(`${JSON.stringify(json)}\n`);
     return 0;
@@ -106,7 +106,7 @@ export function runPlan(
     process.stdout.write(describePlan(plan.title, plan.steps));
     return 0;
   }
-  executePlan(plan.title, plan.steps, say);
+  await executePlan(plan.title, plan.steps, say);
   say(plan.summary);
   return 0;
 }

@@ -1,6 +1,6 @@
-import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { RuntimeFailure } from "../errors.js";
+import { commandLine, runTool, type ToolResult, toolFailure } from "../process/run-tool.js";
 import { writeFileAtomic } from "../util/fs.js";
 
 /** Unit files are read by launchd/systemd and by people: 0644, like any config. */
@@ -11,6 +11,8 @@ export interface CommandResult {
   stdout: string;
   stderr: string;
   missing: boolean;
+  /** The run itself, for the one error format. */
+  tool: ToolResult;
 }
 
 /**
@@ -31,11 +33,7 @@ export type Step =
     };
 
 /** Shell form of an argv, for people to read and paste. */
-export function shellLine(argv: readonly string[]): string {
-  return argv
-    .map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`))
-    .join(" ");
-}
+export const shellLine = commandLine;
 
 function stepLine(step: Step): string {
   if (step.op === "mkdir") return shellLine(["mkdir", "-p", step.path]);
@@ -62,36 +60,34 @@ export function describePlan(title: string, steps: readonly Step[]): string {
   return `${out.join("\n")}\n`;
 }
 
-export function runCommand(argv: readonly string[]): CommandResult {
-  const r = spawnSync(argv[0] as string, argv.slice(1), {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: 60_000,
-  });
-  const missing = (r.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
+/** launchctl and systemctl answer in seconds; one that hangs must not hang install. */
+const COMMAND_TIMEOUT_MS = 60_000;
+
+export async function runCommand(argv: readonly string[]): Promise<CommandResult> {
+  const tool = await runTool(argv[0] as string, argv.slice(1), { timeoutMs: COMMAND_TIMEOUT_MS });
   return {
-    status: r.status,
-    stdout: r.stdout ?? "",
-    stderr: r.stderr ?? (r.error ? String(r.error.message) : ""),
-    missing,
+    status: tool.code,
+    stdout: tool.stdout,
+    stderr: tool.stderr || tool.spawnError || "",
+    missing: /\bENOENT\b/.test(tool.spawnError ?? ""),
+    tool,
   };
 }
 
 function failureText(argv: readonly string[], r: CommandResult): string {
   if (r.missing) return `${argv[0]}: not found on PATH`;
-  const said = (r.stderr.trim() || r.stdout.trim()).split("\n").slice(0, 3).join(" / ");
-  return `${shellLine(argv)} failed (exit ${r.status ?? "by signal"})${said ? `: ${said}` : ""}`;
+  return toolFailure(r.tool, shellLine(argv));
 }
 
 /**
  * Runs a plan in order, printing one line a step. A failed command stops it with exit 1,
  * naming the files already written and the exact commands that are left to run by hand.
  */
-export function executePlan(
+export async function executePlan(
   title: string,
   steps: readonly Step[],
   out: (line: string) => void,
-): void {
+): Promise<void> {
   const written: string[] = [];
   const removed: string[] = [];
   for (const [index, step] of steps.entries()) {
@@ -107,7 +103,7 @@ export function executePlan(
       removed.push(step.path);
       out(`removed ${step.path}`);
     } else {
-      const r = runCommand(step.argv);
+      const r = await runCommand(step.argv);
       if (step.probe) {
         const note = step.probe(r);
         if (note) out(note);

@@ -7,7 +7,8 @@ import { type Attempt, planPages } from "./plan.js";
 /**
  * Called once at the end of every non-dry tick with the events that tick journaled (and by
  * `resume`, `finish` with theirs): sends the pages they call for, retries failed pages,
- * sends stand-down reminders, requests `page.heartbeat_url`. Never throws; returns the
+ * sends stand-down reminders, requests `page.heartbeat_url` (`<url>/fail` when the events
+ * include `tick_failed`). Never throws; returns the
  * events it journaled (`paged`, `page_failed`, `heartbeat_failed`).
  */
 export async function afterEvents(
@@ -46,10 +47,19 @@ export async function afterEvents(
   }
 
   if (opts.tick && page.heartbeat_url) {
-    const failure = await pingHeartbeat(page.heartbeat_url);
+    // A failed tick must turn the outside dead-man's switch red, not keep it green (DESIGN §6).
+    const failed = events.some((e) => e.type === "tick_failed");
+    const failure = await pingHeartbeat(failed ? failUrl(page.heartbeat_url) : page.heartbeat_url);
     if (failure) journal({ type: "heartbeat_failed", error: failure });
   }
   return out;
+}
+
+/** `<url>/fail`, the healthchecks.io convention, whether or not the URL ends in `/`. */
+export function failUrl(url: string): string {
+  const q = url.search(/[?#]/);
+  const [path, rest] = q < 0 ? [url, ""] : [url.slice(0, q), url.slice(q)];
+  return `${path.replace(/\/+$/, "")}/fail${rest}`;
 }
 
 async function send(

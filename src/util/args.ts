@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.js";
+import { nearest } from "./nearest.js";
 
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 
@@ -13,9 +14,14 @@ export function parseCommandArgs<O extends Options>(
   try {
     return parseArgs({ args: argv, options: options as O, allowPositionals, strict: true });
   } catch (err) {
-    throw new UsageError(
-      `sheepdog ${command}: ${(err as Error).message.replace(/\. To specify .*$/s, "")}`,
-    );
+    let text = (err as Error).message.replace(/\. To specify .*$/s, "");
+    const unknown = /^Unknown option '(-{1,2}[^']+)'/.exec(text)?.[1];
+    if (unknown) {
+      const names = Object.keys(options ?? {}).map((n) => `--${n}`);
+      const near = nearest(unknown.replace(/=.*$/, ""), names);
+      text = `unknown option ${unknown}${near ? ` (did you mean ${near}?)` : ""}; sheepdog ${command} --help lists them`;
+    }
+    throw new UsageError(`sheepdog ${command}: ${text}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import type { StartRecord } from "../journal/replay.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
@@ -9,6 +10,7 @@ import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import { faultPoint } from "../util/fault-point.js";
 import type { Decision } from "./decide.js";
+import type { Effect, StopEffect } from "./effects.js";
 import type { Facts } from "./facts.js";
 
 /** TERM, then KILL after this long (DESIGN §6 rule 9). */
@@ -20,6 +22,154 @@ export interface ActResult {
   actions: string[];
 }
 
+/** What the effects of one decision share while act runs them. */
+interface Run {
+  program: ProgramContext;
+  facts: Facts;
+  decision: Decision;
+  now: number;
+  events: JournalEvent[];
+  actions: string[];
+  journal: (event: { type: string; [k: string]: unknown }) => JournalEvent;
+  /** Where keep_evidence put the holder's evidence, for its stop's journal entry. */
+  evidence: string | null;
+  /** False once a claim break found the claim changed: then nothing is started. */
+  claimClear: boolean;
+}
+
+type Handlers = {
+  [K in Effect["kind"]]: (run: Run, e: Extract<Effect, { kind: K }>) => Promise<void>;
+};
+
+/**
+ * Carries out a decision's effects in their order (DESIGN §6 "what the tick does"), journaling
+ * every act. The list is decide's; act adds no step of its own.
+ */
+export async function act(
+  program: ProgramContext,
+  facts: Facts,
+  decision: Decision,
+  now: number,
+): Promise<ActResult> {
+  const events: JournalEvent[] = [];
+  const run: Run = {
+    program,
+    facts,
+    decision,
+    now,
+    events,
+    actions: [],
+    journal: (event) => {
+      const e = appendEvent(program.stateDir, event);
+      events.push(e);
+      return e;
+    },
+    evidence: null,
+    claimClear: true,
+  };
+  for (const effect of decision.effects)
+    await (HANDLERS[effect.kind] as (r: Run, e: Effect) => Promise<void>)(run, effect);
+  return { events: run.events, actions: run.actions };
+}
+
+const HANDLERS: Handlers = {
+  async unpause(run, e) {
+    run.journal({ type: "unpaused", reason: e.reason });
+    run.actions.push("pause over");
+  },
+  async pause(run, e) {
+    run.journal({ type: "paused", until: e.until, reason: e.reason, window: e.window });
+    run.actions.push(`paused until ${e.until}`);
+  },
+  async record_refusal(run, e) {
+    const { recordRefusal } = await import("./refusal.js");
+    try {
+      recordRefusal(run.program, e, run.now);
+    } catch {
+      // The host state dir refused the write: this program still pauses, judged in memory.
+    }
+  },
+  async keep_evidence(run) {
+    const stop = run.decision.effects.find(
+      (x): x is Extract<StopEffect, { who: "holder" }> => x.kind === "stop" && x.who === "holder",
+    );
+    const { keepEvidence } = await import("./evidence.js");
+    run.evidence = await keepEvidence(
+      run.program,
+      run.facts,
+      run.decision,
+      stop?.start ?? null,
+      run.now,
+    );
+  },
+  async stop(run, e) {
+    if (e.who === "holder") await stopHolder(run, e);
+    else if (e.who === "leftover") await stopLeftover(run, e.start);
+    else await stopHandedOver(run, e);
+  },
+  async break_claim(run) {
+    const seen = readClaim(run.program.stateDir);
+    if (!seen.held) return;
+    const broken = breakStaleClaim(run.program.stateDir, seen, run.decision.reason);
+    if (broken) {
+      run.events.push({
+        at: new Date().toISOString(),
+        type: "claim_broken",
+        reason: run.decision.reason,
+      });
+      run.actions.push("broke the claim");
+    } else run.claimClear = !readClaim(run.program.stateDir).held;
+  },
+  async stand_down(run, e) {
+    run.journal({ type: "stood_down", reason: e.reason });
+    run.actions.push("stood down: sheepdog resume clears it");
+  },
+  async start(run, e) {
+    if (!run.claimClear) {
+      run.actions.push("not started: the claim changed meanwhile");
+      return;
+    }
+    const { program } = run;
+    const now2 = readClaim(program.stateDir);
+    if (now2.held && now2.liveness === "alive") {
+      run.actions.push(`not started: pid ${now2.holder?.pid} claimed meanwhile`);
+      return;
+    }
+    const { reason, planned } = e;
+    const vars = { prompt: "", reason, program: program.name, root: program.root };
+    const prompt = fillPlaceholders(program.config.manager.prompt, vars);
+    const kind = program.config.manager.launcher;
+    const launcher = await launcherFor(kind);
+    faultPoint("act.before-start");
+    let launched: Launched;
+    try {
+      launched = await launcher.start({ program, reason, prompt });
+    } catch (err) {
+      // Bad config is the user's to fix (exit 2); anything else is a failed start, journaled
+      // and paged, and counted by the crash-loop guard (DESIGN §6).
+      if (err instanceof UsageError) throw err;
+      const failed = startFailure(err);
+      run.journal({ type: "manager_start_failed", launcher: kind, ...failed, planned });
+      run.actions.push(`start failed: ${failed.reason}`);
+      return;
+    }
+    faultPoint("act.after-start");
+    try {
+      run.journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
+    } catch (err) {
+      // Unjournaled (a full disk), no later tick would know to stop it: stop it, then fail.
+      await stopUnjournaled(program, launched);
+      throw err;
+    }
+    const what =
+      launched.pid !== undefined
+        ? `pid ${launched.pid}`
+        : (launched.pane ?? launched.window ?? kind);
+    const unit = launched.unit ? ` in ${launched.unit}` : "";
+    run.actions.push(`started ${what}${unit}${planned ? " (planned)" : ""}`);
+  },
+};
+
 /** What `manager_start_failed` records of a launcher's error. */
 function startFailure(err: unknown): { reason: string; screen?: string } {
   if (err instanceof StartFailed)
@@ -29,208 +179,6 @@ function startFailure(err: unknown): { reason: string; screen?: string } {
       ...(err.workspace ? { workspace: err.workspace } : {}),
     };
   return { reason: (err as Error)?.message ?? String(err) };
-}
-
-/**
- * Carries out a decision (DESIGN §6 "what the tick does"), in order: unpause, pause, stop a
- * stuck holder (evidence first), stop what an unclaimed start left running, break the claim,
- * stand down, start. Journals every act.
- */
-export async function act(
-  program: ProgramContext,
-  facts: Facts,
-  decision: Decision,
-  now: number,
-): Promise<ActResult> {
-  const { stateDir } = program;
-  const events: JournalEvent[] = [];
-  const actions: string[] = [];
-  const journal = (event: { type: string; [k: string]: unknown }) => {
-    const e = appendEvent(stateDir, event);
-    events.push(e);
-    return e;
-  };
-
-  if (decision.unpause) {
-    journal({ type: "unpaused", reason: decision.unpause.reason });
-    actions.push("pause over");
-  }
-  if (decision.pause) {
-    journal({ type: "paused", ...decision.pause });
-    actions.push(`paused until ${decision.pause.until}`);
-  }
-
-  if (decision.stop_holder && facts.claim.state === "alive") {
-    const claim = facts.claim;
-    // The holder's pane, if a tmux/herdr start made it: the last start before it claimed.
-    const start = facts.history.last_start;
-    // A start journaled after its manager claimed (a herdr start ends with the prompt's arrival)
-    // is still the holder's when it recorded the holder's pid.
-    const fromStart =
-      start && (start.pid === claim.pid || Date.parse(start.at) <= Date.parse(claim.claimed_at))
-        ? start
-        : null;
-    const { keepEvidence } = await import("./evidence.js");
-    const evidence = await keepEvidence(program, facts, decision, fromStart, now);
-    const id = { pid: claim.pid, start_time: claim.start_time, machine_id: claim.machine_id };
-    // A command-launched manager leads its own session: its tool shells go with it.
-    const stopped = await stopProcess(id, STOP_GRACE_MS, stopOptionsFor(fromStart?.launcher));
-    journal({
-      type: "manager_stopped",
-      pid: claim.pid,
-      start_time: claim.start_time,
-      reason: decision.stop_note?.reason ?? decision.reason,
-      ...(decision.stop_note ? { planned: true } : {}),
-      decision: decision.decision,
-      evidence,
-      outcome: stopped.outcome,
-    });
-    actions.push(`stopped pid ${claim.pid} (${stopped.outcome}), evidence in ${evidence}`);
-    if (fromStart && hasPane(fromStart)) {
-      const launcher = await launcherFor(fromStart.launcher);
-      await launcher.close(program, launchedOf(fromStart));
-      actions.push(`closed its ${fromStart.launcher} pane`);
-    }
-    if (stopped.outcome === "survived")
-      throw new Error(`pid ${claim.pid} survived SIGKILL; not starting another manager`);
-  }
-
-  if (decision.stop_leftover) {
-    const start = decision.stop_leftover;
-    let outcome = "nothing running";
-    if (start.pid !== undefined && start.start_time !== undefined) {
-      const r = await stopProcess(
-        { pid: start.pid, start_time: start.start_time, machine_id: machineId() },
-        STOP_GRACE_MS,
-        stopOptionsFor(start.launcher),
-      );
-      outcome = r.outcome;
-      if (r.outcome === "survived")
-        throw new Error(`pid ${start.pid} survived SIGKILL; not starting another manager`);
-    }
-    if (hasPane(start)) {
-      const launcher = await launcherFor(start.launcher);
-      await launcher.close(program, launchedOf(start));
-    }
-    if (outcome !== "gone" || hasPane(start)) {
-      journal({
-        type: "manager_stopped",
-        ...(start.pid !== undefined ? { pid: start.pid, start_time: start.start_time } : {}),
-        ...(start.pane !== undefined ? { pane: start.pane } : {}),
-        ...(start.window !== undefined ? { window: start.window } : {}),
-        reason: `started ${start.at} and never claimed`,
-        decision: decision.decision,
-        evidence: null,
-        outcome,
-      });
-      actions.push(
-        start.pid !== undefined
-          ? `stopped unclaimed start pid ${start.pid} (${outcome})`
-          : `closed the unclaimed start's ${start.launcher} pane`,
-      );
-    }
-  }
-
-  let claimClear = true;
-  if (decision.break_claim) {
-    const seen = readClaim(stateDir);
-    if (seen.held) {
-      const broken = breakStaleClaim(stateDir, seen, decision.reason);
-      if (broken) {
-        events.push({
-          at: new Date().toISOString(),
-          type: "claim_broken",
-          reason: decision.reason,
-        });
-        actions.push("broke the claim");
-      } else {
-        claimClear = !readClaim(stateDir).held;
-      }
-    }
-  }
-
-  if (decision.stop_handed_over) {
-    // A manager that handed over is told to stop; a session in a pane may stay up anyway.
-    const { pid, start_time, start } = decision.stop_handed_over;
-    const stopped = await stopProcess(
-      { pid, start_time, machine_id: machineId() },
-      STOP_GRACE_MS,
-      stopOptionsFor(start?.launcher),
-    );
-    const pane = start !== null && hasPane(start);
-    if (pane) {
-      const launcher = await launcherFor(start.launcher);
-      await launcher.close(program, launchedOf(start));
-    }
-    if (stopped.outcome !== "gone" || pane) {
-      journal({
-        type: "manager_stopped",
-        pid,
-        start_time,
-        ...(start?.pane !== undefined ? { pane: start.pane } : {}),
-        ...(start?.window !== undefined ? { window: start.window } : {}),
-        reason: "handed over; stopping it before its successor starts",
-        decision: decision.decision,
-        evidence: null,
-        outcome: stopped.outcome,
-      });
-      actions.push(
-        stopped.outcome === "gone"
-          ? `closed the ${start?.launcher} pane of pid ${pid}, which had handed over`
-          : `stopped pid ${pid}, which had handed over (${stopped.outcome})${pane ? ", and closed its pane" : ""}`,
-      );
-    }
-    if (stopped.outcome === "survived")
-      throw new Error(`pid ${pid} survived SIGKILL; not starting another manager`);
-  }
-
-  if (decision.stand_down) {
-    journal({ type: "stood_down", reason: decision.stand_down.reason });
-    actions.push("stood down: sheepdog resume clears it");
-  }
-
-  if (decision.start && claimClear) {
-    const now2 = readClaim(stateDir);
-    if (now2.held && now2.liveness === "alive") {
-      actions.push(`not started: pid ${now2.holder?.pid} claimed meanwhile`);
-    } else {
-      const { reason, planned } = decision.start;
-      const vars = { prompt: "", reason, program: program.name, root: program.root };
-      const prompt = fillPlaceholders(program.config.manager.prompt, vars);
-      const kind = program.config.manager.launcher;
-      const launcher = await launcherFor(kind);
-      faultPoint("act.before-start");
-      let launched: Awaited<ReturnType<typeof launcher.start>>;
-      try {
-        launched = await launcher.start({ program, reason, prompt });
-      } catch (err) {
-        // Bad config is the user's to fix (exit 2); anything else is a failed start, journaled
-        // and paged, and counted by the crash-loop guard (DESIGN §6).
-        if (err instanceof UsageError) throw err;
-        const failed = startFailure(err);
-        journal({ type: "manager_start_failed", launcher: kind, ...failed, planned });
-        actions.push(`start failed: ${failed.reason}`);
-        return { events, actions };
-      }
-      faultPoint("act.after-start");
-      try {
-        journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
-      } catch (err) {
-        // Unjournaled (a full disk), no later tick would know to stop it: stop it, then fail.
-        await stopUnjournaled(program, launched);
-        throw err;
-      }
-      const what =
-        launched.pid !== undefined
-          ? `pid ${launched.pid}`
-          : (launched.pane ?? launched.window ?? kind);
-      const unit = launched.unit ? ` in ${launched.unit}` : "";
-      actions.push(`started ${what}${unit}${planned ? " (planned)" : ""}`);
-    }
-  } else if (decision.start) {
-    actions.push("not started: the claim changed meanwhile");
-  }
-  return { events, actions };
 }
 
 /** Stops a manager just started whose start could not be journaled (exact pid, or its pane). */
@@ -251,4 +199,105 @@ async function stopUnjournaled(program: ProgramContext, launched: Launched): Pro
   } catch {
     // the journal failure is what the tick reports
   }
+}
+
+function survived(pid: number | undefined): never {
+  throw new Error(`pid ${pid} survived SIGKILL; not starting another manager`);
+}
+
+async function closePane(program: ProgramContext, start: StartRecord): Promise<void> {
+  const launcher = await launcherFor(start.launcher);
+  await launcher.close(program, launchedOf(start));
+}
+
+/** Rule 9: the stuck live holder, its evidence already kept; its pane closed. */
+async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): Promise<void> {
+  const { program, decision } = run;
+  // A command-launched manager leads its own session: its tool shells go with it.
+  const stopped = await stopProcess(
+    { pid: e.pid, start_time: e.start_time, machine_id: e.machine_id },
+    STOP_GRACE_MS,
+    stopOptionsFor(e.start?.launcher),
+  );
+  run.journal({
+    type: "manager_stopped",
+    pid: e.pid,
+    start_time: e.start_time,
+    reason: e.note?.reason ?? decision.reason,
+    ...(e.note ? { planned: true } : {}),
+    decision: decision.decision,
+    evidence: run.evidence,
+    outcome: stopped.outcome,
+  });
+  run.actions.push(`stopped pid ${e.pid} (${stopped.outcome}), evidence in ${run.evidence}`);
+  if (e.start && hasPane(e.start)) {
+    await closePane(program, e.start);
+    run.actions.push(`closed its ${e.start.launcher} pane`);
+  }
+  if (stopped.outcome === "survived") survived(e.pid);
+}
+
+/** Rule 13: what a start that never claimed left running, and its pane. */
+async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
+  let outcome = "nothing running";
+  if (start.pid !== undefined && start.start_time !== undefined) {
+    const r = await stopProcess(
+      { pid: start.pid, start_time: start.start_time, machine_id: machineId() },
+      STOP_GRACE_MS,
+      stopOptionsFor(start.launcher),
+    );
+    outcome = r.outcome;
+    if (r.outcome === "survived") survived(start.pid);
+  }
+  if (hasPane(start)) await closePane(run.program, start);
+  if (outcome === "gone" && !hasPane(start)) return;
+  run.journal({
+    type: "manager_stopped",
+    ...(start.pid !== undefined ? { pid: start.pid, start_time: start.start_time } : {}),
+    ...(start.pane !== undefined ? { pane: start.pane } : {}),
+    ...(start.window !== undefined ? { window: start.window } : {}),
+    reason: `started ${start.at} and never claimed`,
+    decision: run.decision.decision,
+    evidence: null,
+    outcome,
+  });
+  run.actions.push(
+    start.pid !== undefined
+      ? `stopped unclaimed start pid ${start.pid} (${outcome})`
+      : `closed the unclaimed start's ${start.launcher} pane`,
+  );
+}
+
+/** Rule 11: a manager that handed over is told to stop; a session in a pane may stay up anyway. */
+async function stopHandedOver(
+  run: Run,
+  e: Extract<StopEffect, { who: "handed_over" }>,
+): Promise<void> {
+  const { pid, start_time, start } = e;
+  const stopped = await stopProcess(
+    { pid, start_time, machine_id: machineId() },
+    STOP_GRACE_MS,
+    stopOptionsFor(start?.launcher),
+  );
+  const pane = start !== null && hasPane(start);
+  if (pane) await closePane(run.program, start);
+  if (stopped.outcome !== "gone" || pane) {
+    run.journal({
+      type: "manager_stopped",
+      pid,
+      start_time,
+      ...(start?.pane !== undefined ? { pane: start.pane } : {}),
+      ...(start?.window !== undefined ? { window: start.window } : {}),
+      reason: "handed over; stopping it before its successor starts",
+      decision: run.decision.decision,
+      evidence: null,
+      outcome: stopped.outcome,
+    });
+    run.actions.push(
+      stopped.outcome === "gone"
+        ? `closed the ${start?.launcher} pane of pid ${pid}, which had handed over`
+        : `stopped pid ${pid}, which had handed over (${stopped.outcome})${pane ? ", and closed its pane" : ""}`,
+    );
+  }
+  if (stopped.outcome === "survived") survived(pid);
 }

@@ -51,9 +51,17 @@ export interface Facts {
    * zombie and a reused pid); absent when that start recorded no pid or something claimed since.
    */
   last_start_process?: "alive" | "dead";
+  /**
+   * Facts gather has not read yet because they cost a process or a file walk: decide asks for
+   * them (Decision.needs) only when its rules reach the row that uses them. Absent: all read.
+   */
+  unread?: FactName[];
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }
+
+/** The facts read on request: the manager's transcript (a refusal), the merge lock ref. */
+export type FactName = "seat_refusal" | "merge_lock";
 
 /** A span in which the watchdog did not run for more than two intervals (ISO times). */
 export interface Gap {
@@ -85,4 +93,6 @@ export interface SeatRefusal {
   /** Whether the text named its reset (false: `usage.pause_fallback` applies). */
   named_reset: boolean;
   transcript: string;
+  /** Whether the seat's readings already hold it; false: the tick's record_refusal effect does. */
+  recorded?: boolean;
 }

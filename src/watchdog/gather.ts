@@ -9,8 +9,8 @@ import { livenessOf, machineId } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
-import { isHoldersBeat, isStale } from "./decide.js";
-import type { ClaimFacts, Facts, Gap } from "./facts.js";
+import { type Decision, decide, isHoldersBeat } from "./decide.js";
+import type { ClaimFacts, FactName, Facts, Gap } from "./facts.js";
 import { seatWithRefusal } from "./refusal.js";
 import { readTickLock, type TickLockState } from "./tick-lock.js";
 
@@ -82,47 +82,55 @@ function holdersLastSave(
   return null;
 }
 
+/** The claim as facts: none, unreadable, or its holder with its liveness. */
+function claimFactsOf(stateDir: string): ClaimFacts {
+  const c = readClaim(stateDir);
+  if (!c.held) return { state: "none" };
+  if (!c.holder) return { state: "unreadable", problem: c.problem };
+  const h = c.holder;
+  return {
+    state: c.liveness,
+    pid: h.pid,
+    start_time: h.start_time,
+    machine_id: h.machine_id,
+    hostname: h.hostname,
+    claimed_at: h.claimed_at,
+  };
+}
+
+/** The merge lock, read (git) only when it can matter. */
+async function mergeLockFacts(
+  program: ProgramContext,
+  cfg: NonNullable<ProgramContext["config"]["merge_lock"]>,
+  now: number,
+): Promise<Facts["merge_lock"]> {
+  const { readMergeLock } = await import("../merge-lock/lock.js");
+  try {
+    return await readMergeLock(cfg, { root: program.root, now });
+  } catch (err) {
+    // A merge needs the remote: where the lock cannot be read, no merge is in flight to protect,
+    // and failing the tick would leave a stuck manager in place for as long as the outage lasts.
+    return { held: false, error: (err as Error).message.split("\n")[0] ?? "unreadable" };
+  }
+}
+
 /**
- * Reads everything the rules need about one program; changes nothing. `lock` is the tick
- * lock as this tick found it (a live holder is rule 0). The merge lock is read only when it
- * can matter: a live holder whose heartbeat is stale.
+ * Reads what the rules need about one program; changes nothing. `lock` is the tick lock as
+ * this tick found it (a live holder is rule 0). The manager's transcript and the merge lock
+ * are left `unread`: decide asks for them when a rule reaches them (see judge()).
  */
 export async function gather(
   program: ProgramContext,
   now: number,
   lock: TickLockState = readTickLock(program.stateDir, program.policy.tickDeadline, now),
-  /** Record a refusal found in the manager's transcript for the seat (a real tick only). */
-  opts: { record?: boolean } = {},
 ): Promise<Facts> {
   const events: JournalEvent[] = readEvents(program.stateDir);
   const state = replay(events);
-  const claimState = readClaim(program.stateDir);
-  let claim: ClaimFacts;
-  if (!claimState.held) claim = { state: "none" };
-  else if (!claimState.holder) claim = { state: "unreadable", problem: claimState.problem };
-  else {
-    const h = claimState.holder;
-    claim = {
-      state: claimState.liveness,
-      pid: h.pid,
-      start_time: h.start_time,
-      machine_id: h.machine_id,
-      hostname: h.hostname,
-      claimed_at: h.claimed_at,
-    };
-  }
+  const claim = claimFactsOf(program.stateDir);
   const seat = seatOf(program.config);
   const p = state.paused;
   const hist = history(events, Math.max(10, program.policy.noProgressHandOvers));
-  // The manager's transcript is read only where rule 5 can still be reached.
-  const settled =
-    (lock.held && lock.live) ||
-    state.finished !== null ||
-    state.stoodDown !== null ||
-    (p !== null && now < Date.parse(text(p.until)));
-  const { limit, refusal } = settled
-    ? { limit: seatLimit(seat, program.policy.pauseAtPercent, now), refusal: null }
-    : seatWithRefusal(program, seat, claim, hist, now, opts.record === true);
+  const limit = seatLimit(seat, program.policy.pauseAtPercent, now);
   const last = readLastTick(program.stateDir);
   let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
   if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))
@@ -156,30 +164,57 @@ export async function gather(
       until: limit.until,
       reason: limit.reason,
       window: limit.window,
-      ...(refusal ? { refusal } : {}),
     },
     claim,
     heartbeat,
     merge_lock: null,
     history: hist,
+    unread: program.config.merge_lock ? ["seat_refusal", "merge_lock"] : ["seat_refusal"],
   };
   const startProcess = lastStartProcess(hist);
   if (startProcess) facts.last_start_process = startProcess;
-  if (program.config.merge_lock && claim.state === "alive" && isStale(facts, program.policy)) {
-    const { readMergeLock } = await import("../merge-lock/lock.js");
-    try {
-      facts.merge_lock = await readMergeLock(program.config.merge_lock, {
-        root: program.root,
-        now,
-      });
-    } catch (err) {
-      // A merge needs the remote: where the lock cannot be read, no merge is in flight to protect,
-      // and failing the tick would leave a stuck manager in place for as long as the outage lasts.
-      facts.merge_lock = {
-        held: false,
-        error: (err as Error).message.split("\n")[0] ?? "unreadable",
-      };
-    }
-  }
   return facts;
+}
+
+/** Reads a fact decide asked for into `facts` (and marks it read). */
+async function readFact(
+  program: ProgramContext,
+  facts: Facts,
+  fact: FactName,
+  now: number,
+): Promise<void> {
+  if (fact === "seat_refusal") {
+    const { limit, refusal } = seatWithRefusal(
+      program,
+      facts.seat.seat,
+      facts.claim,
+      facts.history,
+      now,
+    );
+    facts.seat = {
+      seat: facts.seat.seat,
+      limited: limit.limited,
+      until: limit.until,
+      reason: limit.reason,
+      window: limit.window,
+      ...(refusal ? { refusal } : {}),
+    };
+  } else if (program.config.merge_lock) {
+    facts.merge_lock = await mergeLockFacts(program, program.config.merge_lock, now);
+  }
+  const unread = (facts.unread ?? []).filter((f) => f !== fact);
+  if (unread.length > 0) facts.unread = unread;
+  else delete facts.unread;
+}
+
+/**
+ * decide, reading the facts it asks for as it reaches the rules that use them: the rule order
+ * lives only in decide, and a tick reads a transcript or a remote only when a rule needs it.
+ */
+export async function judge(program: ProgramContext, facts: Facts, now: number): Promise<Decision> {
+  for (;;) {
+    const d = decide(facts, program.policy);
+    if (!d.needs) return d;
+    for (const fact of d.needs) await readFact(program, facts, fact, now);
+  }
 }

@@ -13,6 +13,7 @@ import {
   seatLimit,
 } from "../usage/limit.js";
 import { type Reading, readReadings } from "../usage/readings.js";
+import { seatOf } from "../usage/seat.js";
 import { findTranscript, refusalAtEnd } from "../usage/transcript.js";
 import type { ClaimFacts, SeatRefusal } from "./facts.js";
 
@@ -51,10 +52,10 @@ function subjectOf(claim: ClaimFacts, history: History): Subject | null {
 }
 
 /**
- * Looks for a usage-limit refusal newer than the manager's start at the end of its transcript
- * and, with `record`, records it for the seat (once per refusal). Returns the seat's limit
- * with it counted, and the refusal when one counts. Without `record` (a dry run, `status`)
- * nothing is written: the refusal is judged in memory with the recorded readings.
+ * Looks for a usage-limit refusal newer than the manager's start at the end of its transcript.
+ * Returns the seat's limit with it counted, and the refusal when one counts, `recorded: false`
+ * when the seat's readings do not hold it yet (the tick's record_refusal effect writes it).
+ * Nothing is written here: gather never acts (DESIGN §1).
  */
 export function seatWithRefusal(
   program: ProgramContext,
@@ -62,7 +63,6 @@ export function seatWithRefusal(
   claim: ClaimFacts,
   history: History,
   now: number,
-  record: boolean,
 ): { limit: SeatLimit; refusal: SeatRefusal | null } {
   const pct = program.policy.pauseAtPercent;
   const subject = subjectOf(claim, history);
@@ -88,28 +88,33 @@ export function seatWithRefusal(
   if (!found || !transcript || Number.isNaN(at) || at < subject.since)
     return { limit: seatLimit(seat, pct, now), refusal: null };
 
-  let extra: Reading[] = [];
-  let reading: Reading | null = null;
-  if (record) {
-    try {
-      reading = recordRefusalReading(seat, found, program.policy.pauseFallback, now);
-    } catch {
-      // The host state dir refused the write: this program still pauses, judged in memory.
-    }
-  }
-  if (!reading) {
-    const recorded = recordedRefusal(readReadings(seat), found);
-    reading = recorded ?? refusalReading(seat, found, program.policy.pauseFallback, now);
-    if (!recorded) extra = [reading];
-  }
+  const recorded = recordedRefusal(readReadings(seat), found);
+  const reading: Reading =
+    recorded ?? refusalReading(seat, found, program.policy.pauseFallback, now);
   return {
-    limit: seatLimit(seat, pct, now, process.env, extra),
+    limit: seatLimit(seat, pct, now, process.env, recorded ? [] : [reading]),
     refusal: {
       text: found.text,
       at: found.at as string,
       resets_at: reading.resets_at,
       named_reset: found.resets_at !== null,
       transcript,
+      recorded: recorded !== null,
     },
   };
+}
+
+/** The record_refusal effect: the refusal as a seat reading, once (DESIGN §5). */
+export function recordRefusal(
+  program: ProgramContext,
+  refusal: { text: string; at: string; resets_at: string; named_reset: boolean },
+  now: number,
+): void {
+  const found = {
+    text: refusal.text,
+    at: refusal.at,
+    // A named reset is the reading's own (epoch seconds in the refusal's text).
+    resets_at: refusal.named_reset ? Math.round(Date.parse(refusal.resets_at) / 1000) : null,
+  };
+  recordRefusalReading(seatOf(program.config), found, program.policy.pauseFallback, now);
 }

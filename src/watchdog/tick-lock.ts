@@ -1,9 +1,17 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { appendEvent } from "../journal/journal.js";
+import {
+  BUSY,
+  placeWhole,
+  readHolderFile,
+  releaseIfMine,
+  removeAside,
+  withMutex,
+} from "../lock/dir-lock.js";
 import { identityOf, livenessOf } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
-import { isErrno, writeJsonAtomic } from "../util/fs.js";
+import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
 export const TICK_LOCK = "tick.lock";
@@ -30,23 +38,15 @@ export function readTickLock(
   deadlineMs: number,
   now = Date.now(),
 ): TickLockState {
-  const dir = join(stateDir, TICK_LOCK);
-  let text: string;
-  try {
-    text = readFileSync(join(dir, "holder.json"), "utf8");
-  } catch (err) {
-    if (!isErrno(err, "ENOENT"))
-      return { held: true, live: false, holder: null, why: "unreadable" };
-    let mtime: number;
-    try {
-      mtime = statSync(dir).mtimeMs;
-    } catch {
-      return { held: false };
-    }
-    return now - mtime < MAKING_MS
+  const file = readHolderFile(stateDir, TICK_LOCK);
+  if (file.state === "absent") return { held: false };
+  if (file.state === "unreadable")
+    return { held: true, live: false, holder: null, why: "unreadable" };
+  if (file.state === "no_holder")
+    return now - file.mtimeMs < MAKING_MS
       ? { held: true, live: true, holder: null }
       : { held: true, live: false, holder: null, why: "it has no holder.json" };
-  }
+  const text = file.text;
   let holder: TickLockHolder;
   try {
     holder = JSON.parse(text) as TickLockHolder;
@@ -68,10 +68,16 @@ export function readTickLock(
   return { held: true, live: true, holder };
 }
 
+/** Whether `tick.lock/` is held by this very tick (pid and the `at` it wrote). */
+function isMine(stateDir: string, pid: number, at: string): boolean {
+  const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
+  return seen.held && seen.holder !== null && seen.holder.pid === pid && seen.holder.at === at;
+}
+
 /**
  * Takes `tick.lock/` for this process, breaking a dead or overdue one (journaled). The lock
- * appears whole: holder.json is written in a private directory renamed over the empty one.
- * Returns null when a live tick holds it.
+ * appears whole (dir-lock's placeWhole over the empty directory that took the name). Returns
+ * `{ held }` when a live tick holds it.
  */
 export function acquireTickLock(
   stateDir: string,
@@ -80,83 +86,69 @@ export function acquireTickLock(
 ): { release(): void } | { held: TickLockState } {
   const me = identityOf(process.pid);
   if (!me) throw new Error("cannot read this process's own identity");
-  const dir = join(stateDir, TICK_LOCK);
   const holder: TickLockHolder = { ...me, at: iso(now) };
   const take = (): boolean => {
     try {
-      mkdirSync(dir, { mode: 0o700 });
+      mkdirSync(join(stateDir, TICK_LOCK), { mode: 0o700 });
     } catch (err) {
       if (isErrno(err, "EEXIST")) return false;
       throw err;
     }
     faultPoint("tick-lock.made");
-    const tmp = join(stateDir, `.tick.lock.${process.pid}.${now}.tmp`);
     try {
-      mkdirSync(tmp, { mode: 0o700 });
-      writeJsonAtomic(join(tmp, "holder.json"), holder);
-      renameSync(tmp, dir);
+      return placeWhole(stateDir, TICK_LOCK, holder, "take");
     } catch (err) {
       // A full disk: an empty tick.lock/ would read as "being made" and hold off ticks for 30 s.
-      rmSync(tmp, { recursive: true, force: true });
-      rmSync(dir, { recursive: true, force: true });
+      removeAside(stateDir, TICK_LOCK);
       throw err;
     }
-    return true;
   };
   const lock = {
     release() {
-      // Only our own lock is removed: a lock broken and retaken by another tick stays.
-      const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
-      if (seen.held && seen.holder && seen.holder.pid === me.pid && seen.holder.at === holder.at)
-        removeDir(stateDir, dir);
+      // Only our own lock, compared and removed under the breakers' mutex.
+      releaseIfMine(stateDir, TICK_LOCK, BREAK_LOCK, () => isMine(stateDir, me.pid, holder.at));
     },
   };
   if (take()) return lock;
   const seen = readTickLock(stateDir, deadlineMs, now);
   if (!seen.held) return take() ? lock : { held: readTickLock(stateDir, deadlineMs, now) };
   if (seen.live) return { held: seen };
-  // Break it under a short lock, so two breakers never remove a lock a third has just taken.
-  const breaker = join(stateDir, BREAK_LOCK);
-  try {
-    mkdirSync(breaker, { mode: 0o700 });
-  } catch (err) {
-    if (!isErrno(err, "EEXIST")) throw err;
-    try {
-      if (now - statSync(breaker).mtimeMs < MAKING_MS) return { held: seen };
-      rmSync(breaker, { recursive: true, force: true });
-      mkdirSync(breaker, { mode: 0o700 });
-    } catch {
-      return { held: seen };
-    }
-  }
-  try {
-    const again = readTickLock(stateDir, deadlineMs, now);
-    if (again.held && again.live) return { held: again };
-    if (again.held && JSON.stringify(again.holder) === JSON.stringify(seen.holder)) {
-      removeDir(stateDir, dir);
-      appendEvent(
-        stateDir,
-        {
-          type: "tick_lock_broken",
-          reason: seen.why,
-          ...(seen.holder ? { pid: seen.holder.pid, locked_at: seen.holder.at } : {}),
-        },
-        now,
-      );
-    }
-    return take() ? lock : { held: readTickLock(stateDir, deadlineMs, now) };
-  } finally {
-    rmSync(breaker, { recursive: true, force: true });
-  }
+  // Break it under the mutex, so two breakers never remove a lock a third has just taken.
+  const out = withMutex(
+    join(stateDir, BREAK_LOCK),
+    (): { release(): void } | { held: TickLockState } => {
+      const again = readTickLock(stateDir, deadlineMs, now);
+      if (again.held && again.live) return { held: again };
+      if (again.held && JSON.stringify(again.holder) === JSON.stringify(seen.holder)) {
+        removeAside(stateDir, TICK_LOCK);
+        appendEvent(
+          stateDir,
+          {
+            type: "tick_lock_broken",
+            reason: seen.why,
+            ...(seen.holder ? { pid: seen.holder.pid, locked_at: seen.holder.at } : {}),
+          },
+          now,
+        );
+      }
+      return take() ? lock : { held: readTickLock(stateDir, deadlineMs, now) };
+    },
+    { now },
+  );
+  return out === BUSY ? { held: seen } : out;
 }
 
-function removeDir(stateDir: string, dir: string): void {
-  const aside = join(stateDir, `.tick.lock.removed.${process.pid}.${Date.now()}`);
-  try {
-    renameSync(dir, aside);
-  } catch (err) {
-    if (isErrno(err, "ENOENT")) return;
-    throw err;
-  }
-  rmSync(aside, { recursive: true, force: true });
+/** Removes `tick.lock/` only when this very process (pid and start time) holds it. */
+export function releaseOwnTickLock(stateDir: string): void {
+  const me = identityOf(process.pid);
+  if (!me) return;
+  releaseIfMine(stateDir, TICK_LOCK, BREAK_LOCK, () => {
+    const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
+    return (
+      seen.held &&
+      seen.holder !== null &&
+      seen.holder.pid === me.pid &&
+      seen.holder.start_time === me.start_time
+    );
+  });
 }

@@ -4,9 +4,10 @@ import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
-import { type Decision, decide, gapsToRecord } from "./decide.js";
+import { type Decision, gapsToRecord } from "./decide.js";
+import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
-import { gapsOf, gather, LAST_TICK, readLastTick } from "./gather.js";
+import { gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
 /** One program's line of `tick --json`/`status --json`. */
@@ -17,37 +18,13 @@ export interface ProgramReport {
   reason: string;
   facts: Facts | null;
   actions: string[];
+  /** The decision's effects by name (`stop:holder`, `start`…), what `actions` carried out or describes. */
+  effects?: string[];
 }
 
-function needsAct(d: Decision): boolean {
-  return Boolean(
-    d.unpause ||
-      d.pause ||
-      d.stop_holder ||
-      d.stop_handed_over ||
-      d.stop_leftover ||
-      d.break_claim ||
-      d.stand_down ||
-      d.start,
-  );
-}
-
-/** What a decision would do, for `--dry-run` (nothing is done). */
+/** What a decision would do, for `--dry-run` (nothing is done): its effects, described. */
 export function wouldDo(d: Decision): string[] {
-  const out: string[] = [];
-  if (d.unpause) out.push("would journal unpaused");
-  if (d.pause) out.push(`would pause until ${d.pause.until}`);
-  if (d.stop_holder) out.push("would keep evidence and stop the holder");
-  if (d.stop_handed_over)
-    out.push(`would stop pid ${d.stop_handed_over.pid}, which handed over, if it still runs`);
-  if (d.stop_leftover)
-    out.push(
-      `would stop the unclaimed start${d.stop_leftover.pid !== undefined ? ` pid ${d.stop_leftover.pid}` : ""}`,
-    );
-  if (d.break_claim) out.push("would break the claim");
-  if (d.stand_down) out.push("would stand down");
-  if (d.start) out.push(`would start a manager${d.start.planned ? " (planned)" : ""}`);
-  return out;
+  return d.effects.map(describeEffect);
 }
 
 /** The pages hook, loaded only when it is called: a no-op tick stays light. */
@@ -96,10 +73,11 @@ export async function tickProgram(
     reason: d.reason,
     facts,
     actions,
+    effects: d.effects.map(effectName),
   });
   if (opts.dryRun) {
     const facts = await gather(program, now);
-    const d = decide(facts, program.policy);
+    const d = await judge(program, facts, now);
     return report(facts, d, wouldDo(d));
   }
 
@@ -111,17 +89,17 @@ export async function tickProgram(
     if ("held" in lock) {
       // Rule 0: the tick holding the lock writes last-tick.json; this one does nothing.
       facts = await gather(program, now, lock.held);
-      return report(facts, decide(facts, program.policy), []);
+      return report(facts, await judge(program, facts, now), []);
     }
     let d: Decision;
     let actions: string[] = [];
     try {
       faultPoint("tick.locked");
-      facts = await gather(program, now, { held: false }, { record: true });
+      facts = await gather(program, now, { held: false });
       journalSleepGap(program, facts.last_tick_at, now);
-      d = decide(facts, program.policy);
+      d = await judge(program, facts, now);
       faultPoint("tick.after-decide");
-      if (needsAct(d)) {
+      if (d.effects.length > 0) {
         const { act } = await import("./act.js");
         const done = await act(program, facts, d, now);
         events.push(...done.events);
@@ -183,7 +161,7 @@ export async function statusOf(program: ProgramContext, now = Date.now()): Promi
     now,
     readTickLock(program.stateDir, program.policy.tickDeadline, now),
   );
-  const d = decide(facts, program.policy);
+  const d = await judge(program, facts, now);
   return {
     program: program.name,
     root: program.root,

@@ -55,6 +55,7 @@ export interface TickProgram {
   reason: string;
   facts: Record<string, unknown> | null;
   actions: string[];
+  effects?: string[];
 }
 
 /** `sheepdog tick --json` for the test's program: the exit code and its one program's report. */

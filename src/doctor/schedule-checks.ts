@@ -1,0 +1,128 @@
+// Doctor's checks of the scheduler: a unit that runs this program's tick, and a recent tick.
+import { readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { Program } from "../config/load.js";
+import type { Installed, Scheduler } from "../install/installed.js";
+import { stateDirOf, stateFiles } from "../state/dir.js";
+import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
+import { formatDuration } from "../util/duration.js";
+import { parseIso } from "../util/time.js";
+
+import { bad, type Check, nativeScheduler, ok } from "./check.js";
+
+export function coveringUnits(root: string, installed: Installed[], home: string): Installed[] {
+  return installed.filter((i) => {
+    if (!i.target) return false;
+    if (i.target.kind === "program") return resolve(i.target.root) === root;
+    const home_ = i.sheepdogHome ?? join(home, "loops");
+    return resolve(home_) === dirname(root);
+  });
+}
+
+export function installHint(scheduler: Scheduler, root: string): string {
+  return `sheepdog install ${scheduler} --program ${root}`;
+}
+
+const describe = (i: Installed) =>
+  `${i.scheduler} ${i.scheduler === "systemd" ? `${i.name}.timer` : i.name}`;
+
+export function timerCheck(program: Program, covering: Installed[], inert: Installed[]): Check {
+  const scheduler = nativeScheduler();
+  if (!covering.length)
+    return bad(
+      program.name,
+      "timer",
+      "warn",
+      inert.length
+        ? `only ${inert.map(describe).join(", ")} ticks this program, which ${process.platform} does not run`
+        : "no launchd agent or systemd timer of sheepdog's ticks this program",
+      installHint(scheduler, program.root),
+    );
+  for (const i of covering) {
+    const [node, cli] = i.args;
+    const missing = [node, cli].filter((f) => !f || !isFile(f));
+    if (missing.length)
+      return bad(
+        program.name,
+        "timer",
+        "fail",
+        `${describe(i)} runs ${missing.join(" and ")}, which no longer exists`,
+        `reinstall it: sheepdog install ${i.scheduler} ${i.target?.kind === "all" ? "--all" : `--program ${program.root}`}`,
+      );
+  }
+  // Statuslines write usage readings under $SHEEPDOG_STATE_DIR; a tick reading another folder
+  // never sees a limit.
+  const here = hostStateDir();
+  for (const i of covering) {
+    const theirs = i.stateDir ?? defaultHostStateDir();
+    if (resolve(theirs) !== here)
+      return bad(
+        program.name,
+        "timer",
+        "warn",
+        `${describe(i)} runs with SHEEPDOG_STATE_DIR=${theirs}${i.stateDir ? "" : " (the default)"}, but this shell has ${here}${process.env.SHEEPDOG_STATE_DIR ? "" : " (the default)"}: the tick does not read the usage readings statuslines started from here write`,
+        `reinstall it from this shell: sheepdog install ${i.scheduler} ${i.target?.kind === "all" ? "--all" : `--program ${program.root}`}`,
+      );
+  }
+  if (covering.length > 1)
+    return bad(
+      program.name,
+      "timer",
+      "warn",
+      `ticked by ${covering.length} units (${covering.map(describe).join(", ")}); the tick lock keeps them apart, but one is enough`,
+      `remove one: sheepdog uninstall ${covering[0]?.scheduler} ${covering[0]?.target?.kind === "all" ? "--all" : `--program ${program.root}`}`,
+    );
+  return ok(
+    program.name,
+    "timer",
+    covering.map((i) => `${describe(i)} in ${dirname(i.files[0] ?? "")}`).join("; "),
+  );
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function lastTickCheck(program: Program, covering: Installed[]): Check {
+  const path = join(stateDirOf(program.root), stateFiles.lastTick);
+  const interval = program.policy.interval;
+  const hint = covering[0]
+    ? covering[0].scheduler === "systemd"
+      ? `see: systemctl --user status ${covering[0].name}.timer; journalctl --user -u ${covering[0].name}.service`
+      : `see: launchctl print gui/${process.getuid?.() ?? 0}/${covering[0].name}; logs in ~/Library/Logs/sheepdog/`
+    : `install a timer (${installHint(nativeScheduler(), program.root)}) or run: sheepdog tick --program ${program.root}`;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return bad(program.name, "last_tick", "warn", "no tick has run yet", hint);
+  }
+  let at = Number.NaN;
+  let decision: unknown;
+  try {
+    const parsed = JSON.parse(text) as { at?: string; decision?: unknown };
+    at = parseIso(parsed.at);
+    decision = parsed.decision;
+  } catch {
+    // handled below as unreadable
+  }
+  if (Number.isNaN(at))
+    return bad(program.name, "last_tick", "warn", `${path}: no readable "at"`, hint);
+  const age = Date.now() - at;
+  const said = `last tick ${formatDuration(Math.max(0, age))} ago (${new Date(at).toISOString()})${typeof decision === "string" ? `: ${decision}` : ""}`;
+  if (age > 2 * interval)
+    return bad(
+      program.name,
+      "last_tick",
+      "warn",
+      `${said}, more than twice the interval (${formatDuration(interval)})`,
+      hint,
+    );
+  return ok(program.name, "last_tick", said);
+}
+
+/** The argv[0]s a program's manager launcher needs, with whether each is required. */

@@ -1,0 +1,75 @@
+import type { StartRecord } from "../journal/replay.js";
+
+/**
+ * What a decision does, as data, in the order `act` carries it out (DESIGN §6 "what the tick
+ * does"). One list serves the real tick (act's loop), `--dry-run` and `tick --json`'s actions.
+ */
+export type Effect =
+  | { kind: "unpause"; reason: string }
+  | { kind: "pause"; until: string; reason: string; window: string | null }
+  /** Record a usage-limit refusal found in the manager's transcript as a seat reading. */
+  | {
+      kind: "record_refusal";
+      text: string;
+      at: string;
+      resets_at: string;
+      named_reset: boolean;
+      transcript: string;
+    }
+  /** Keep the live holder's evidence (transcript tail, screen) before it is stopped. */
+  | { kind: "keep_evidence"; pid: number }
+  | StopEffect
+  /** Break the claim of a dead, reused, unreadable or just-stopped holder. */
+  | { kind: "break_claim" }
+  | { kind: "stand_down"; reason: string }
+  | { kind: "start"; reason: string; planned: boolean };
+
+/** The three things a tick stops, each with what it needs to find the process and its pane. */
+export type StopEffect =
+  | {
+      kind: "stop";
+      who: "holder";
+      pid: number;
+      start_time: string;
+      machine_id: string;
+      /** The start that launched it (its pane), when the last start came before its claim. */
+      start: StartRecord | null;
+      /** An expected stop (a manager told at a pause to save and stop that did not): not paged. */
+      note?: { reason: string; planned: true };
+    }
+  /** Rule 11: the manager that handed over, if it still runs (a pane may keep it up). */
+  | { kind: "stop"; who: "handed_over"; pid: number; start_time: string; start: StartRecord | null }
+  /** Rule 13: what a start that never claimed left running. */
+  | { kind: "stop"; who: "leftover"; start: StartRecord };
+
+export type EffectKind = Effect["kind"];
+
+/** What an effect would do, for `--dry-run` (the same words whatever the caller). */
+export function describeEffect(e: Effect): string {
+  switch (e.kind) {
+    case "unpause":
+      return "would journal unpaused";
+    case "pause":
+      return `would pause until ${e.until}`;
+    case "record_refusal":
+      return `would record the usage-limit refusal in ${e.transcript} as a seat reading`;
+    case "keep_evidence":
+      return "would keep evidence";
+    case "stop":
+      if (e.who === "holder") return `would stop the holder pid ${e.pid}`;
+      if (e.who === "handed_over")
+        return `would stop pid ${e.pid}, which handed over, if it still runs`;
+      return `would stop the unclaimed start${e.start.pid !== undefined ? ` pid ${e.start.pid}` : ""}`;
+    case "break_claim":
+      return "would break the claim";
+    case "stand_down":
+      return "would stand down";
+    case "start":
+      return `would start a manager${e.planned ? " (planned)" : ""}`;
+  }
+}
+
+/** A short name for an effect (`stop:holder`), for tables and tests. */
+export function effectName(e: Effect): string {
+  return e.kind === "stop" ? `stop:${e.who}` : e.kind;
+}

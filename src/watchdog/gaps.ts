@@ -1,0 +1,131 @@
+import type { DecidePolicy } from "./decide.js";
+import type { Facts, Gap } from "./facts.js";
+
+// Sleep and clock gaps, and heartbeat age (DESIGN §6): the time arithmetic the rules share.
+
+export const ms = (text: string | null | undefined): number =>
+  text ? Date.parse(text) : Number.NaN;
+
+/** A span as epoch ms. */
+interface Span {
+  from: number;
+  to: number;
+}
+
+/**
+ * The gaps that count (DESIGN §6): those earlier ticks recorded, plus the current one when the
+ * watchdog last ran more than two intervals ago. Sorted and made disjoint.
+ */
+function gapSpans(facts: Facts, interval: number): Span[] {
+  const spans: Span[] = [];
+  for (const g of facts.gaps ?? []) {
+    const from = ms(g.from);
+    const to = ms(g.to);
+    if (!Number.isNaN(from) && !Number.isNaN(to) && to > from) spans.push({ from, to });
+  }
+  const last = ms(facts.last_tick_at);
+  const now = ms(facts.now);
+  if (!Number.isNaN(last) && now - last > 2 * interval) spans.push({ from: last, to: now });
+  spans.sort((a, b) => a.from - b.from);
+  let covered = Number.NEGATIVE_INFINITY;
+  const out: Span[] = [];
+  for (const s of spans) {
+    const from = Math.max(s.from, covered);
+    if (s.to > from) out.push({ from, to: s.to });
+    covered = Math.max(covered, s.to);
+  }
+  return out;
+}
+
+/**
+ * The sleep/clock-gap credit for an age measured from `since` (DESIGN §6): of every gap, the
+ * excess over one interval (`[from + interval, to]`) that lies between `since` and now counts
+ * against no manager. A gap stays credited on every later tick, not only the one that found it.
+ */
+export function gapCredit(
+  facts: Facts,
+  policy: Pick<DecidePolicy, "interval">,
+  since: number,
+): number {
+  const now = ms(facts.now);
+  let credit = 0;
+  for (const g of gapSpans(facts, policy.interval)) {
+    const lo = Math.max(g.from + policy.interval, since);
+    const hi = Math.min(g.to, now);
+    if (hi > lo) credit += hi - lo;
+  }
+  return credit;
+}
+
+/**
+ * The gaps this tick records in last-tick.json: those carried from the last one plus the
+ * current gap (now − the last tick > two intervals), pruned to those that can still matter
+ * (ended within four times the longer of stale_after and claim_grace; the newest 50).
+ */
+export function gapsToRecord(
+  lastTickAt: string | null,
+  gaps: readonly Gap[] | undefined,
+  now: number,
+  policy: Pick<DecidePolicy, "interval" | "staleAfter" | "claimGrace">,
+): Gap[] {
+  const out = [...(gaps ?? [])];
+  const last = ms(lastTickAt);
+  if (lastTickAt && !Number.isNaN(last) && now - last > 2 * policy.interval)
+    out.push({ from: lastTickAt, to: new Date(now).toISOString() });
+  const keep = 4 * Math.max(policy.staleAfter, policy.claimGrace);
+  // A gap matters while a heartbeat from before it could still be fresh: while the time since it
+  // ended, less the credit of the gaps after it, is within `keep`. (By wall time alone, a second
+  // long sleep dropped the first, and a manager that saved before both looked stuck.)
+  const excess = (g: Gap) => Math.max(0, ms(g.to) - ms(g.from) - policy.interval);
+  return out
+    .filter((g) => {
+      const end = ms(g.to);
+      const later = out.filter((h) => ms(h.from) >= end).reduce((sum, h) => sum + excess(h), 0);
+      return now - end - later <= keep;
+    })
+    .slice(-50);
+}
+
+/** Whether a heartbeat is the claim holder's own: its pid, and its start time when it has one. */
+export function isHoldersBeat(
+  beat: { pid: number; start_time?: string } | null,
+  claim: { pid: number; start_time: string },
+): boolean {
+  return (
+    beat !== null &&
+    beat.pid === claim.pid &&
+    (beat.start_time === undefined || beat.start_time === claim.start_time)
+  );
+}
+
+/**
+ * Heartbeat age (DESIGN §6): now − the later of `claimed_at` and the heartbeat's `at` when the
+ * heartbeat is the holder's own, less the gap credit for that span. Null when no holder has a
+ * claim time.
+ */
+export function heartbeatAge(
+  facts: Facts,
+  policy: Pick<DecidePolicy, "interval">,
+): { age: number; credit: number; saved: boolean } | null {
+  const claim = facts.claim;
+  if (!("claimed_at" in claim)) return null;
+  let since = ms(claim.claimed_at);
+  let saved = false;
+  const beat = facts.heartbeat;
+  if (beat && isHoldersBeat(beat, claim)) {
+    const at = ms(beat.at);
+    if (!Number.isNaN(at) && (Number.isNaN(since) || at >= since)) {
+      since = at;
+      saved = true;
+    }
+  }
+  if (Number.isNaN(since)) since = Number.NEGATIVE_INFINITY;
+  const credit = gapCredit(facts, policy, since);
+  return { age: Math.max(0, ms(facts.now) - since - credit), credit, saved };
+}
+
+/** Whether the live holder's heartbeat is stale: what makes the merge lock worth reading. */
+export function isStale(facts: Facts, policy: DecidePolicy): boolean {
+  const hb = heartbeatAge(facts, policy);
+  return hb !== null && hb.age >= policy.staleAfter;
+}
