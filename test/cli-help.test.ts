@@ -7,7 +7,10 @@ describe("sheepdog help and usage errors", () => {
     [["tick", "--help"], /sheepdog tick +\[--all\] \[--dry-run\] \[--json\]/],
     [["help", "tick"], /sheepdog tick +\[--all\]/],
     [["claim", "show", "-h"], /sheepdog claim acquire\|release\|show/],
-    [["statusline", "--help"], /^ {2}sheepdog statusline$/m],
+    [["statusline", "--help"], /^ {2}sheepdog statusline +\(Claude Code statusLine/m],
+    [["hook", "--help"], /^ {2}sheepdog hook stop-failure +\(Claude Code StopFailure hook/m],
+    [["help", "watch"], /sheepdog watch \[--all\] \[--json\]/],
+    [["report", "-h"], /sheepdog report \[--all\] \[--since 24h\]/],
     [["help", "merge-lock"], /sheepdog merge-lock acquire\|release\|show/],
   ])("%j prints that command's usage and exits 0", (args, usage) => {
     const r = sheepdog(args);

@@ -1,10 +1,10 @@
 // `sheepdog watch` (DESIGN §12): the tick's very pass, run at once when a manager dies, when the
 // files say something changed, and on the interval; real managers, real files, real signals.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sheepdog, tempDir } from "./helpers/cli.js";
+import { sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import { startWatch, watchReady } from "./helpers/watch.js";
 import {
   cleanedUp,
@@ -223,19 +223,23 @@ describe("watch: failures and signals", () => {
     timeout: 120_000,
   }, async () => {
     const p = t.program();
-    const config = JSON.parse(readFileSync(join(p.root, "program.json"), "utf8"));
-    const good = config.manager.command;
-    config.manager.command = ["/nonexistent/manager", "{prompt}"];
-    writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
+    // A live holder, so the pass decides `ok`; a folder where last-tick.json goes makes it throw.
+    const holderProc = sleeper();
+    t.cleanups.push(() => holderProc.kill("SIGKILL"));
+    const acquired = sheepdog(["claim", "acquire", "--pid", String(holderProc.pid)], {
+      env: p.env,
+    });
+    expect(acquired.code, acquired.stderr).toBe(0);
+    mkdirSync(join(p.stateDir, "last-tick.json"));
     const w = startWatch(p.env, [], t.cleanups);
     await waitFor("tick_failed", () => ofType(p.stateDir, "tick_failed").length > 0, LONG);
-    expect(String(ofType(p.stateDir, "tick_failed")[0]?.error)).toMatch(/nonexistent/);
+    expect(String(ofType(p.stateDir, "tick_failed")[0]?.error)).toMatch(/last-tick\.json/);
     await waitFor("the failure logged", () => /demo +tick_failed/.test(w.stdout()), LONG);
     expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
-    // still alive: fixing program.json (a file event) starts the manager
-    config.manager.command = good;
-    writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
-    await newClaim(p.stateDir);
+    // still alive: once the folder is gone, the holder's death is seen and a manager starts
+    rmSync(join(p.stateDir, "last-tick.json"), { recursive: true });
+    holderProc.kill("SIGKILL");
+    await newClaim(p.stateDir, holderProc.pid);
     expect(w.child.exitCode).toBe(null);
     // its own tick_failed lines did not run pass after pass
     expect(ofType(p.stateDir, "tick_failed").length).toBeLessThan(5);
