@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { identityOf } from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 import {
@@ -105,6 +106,7 @@ export class Watcher {
     this.record.last_pass_at = iso(outcome.at);
     this.dirty = true;
     this.opts.onPass(outcome);
+    faultPoint("watch.after-pass");
   }
 
   private second(): void {
