@@ -10,7 +10,7 @@ import {
   type PassRunner,
   ProgramWatch,
 } from "./program-watch.js";
-import { type WatcherRecord, watchersDir } from "./status-file.js";
+import { pruneWatcherRecords, type WatcherRecord, watchersDir } from "./status-file.js";
 
 export interface WatcherOptions {
   /** The program roots to watch; asked again every second when `rescan` is set (`--all`). */
@@ -62,6 +62,11 @@ export class Watcher {
     const [chokidar, cron] = await Promise.all([import("chokidar"), import("node-cron")]);
     this.libs = { chokidar, cron };
     await this.sync();
+    try {
+      pruneWatcherRecords(process.pid);
+    } catch {
+      // an unreadable folder: doctor reads what it can
+    }
     this.writeRecord();
     this.poll = setInterval(() => this.second(), POLL_MS);
   }
