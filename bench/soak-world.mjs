@@ -2,10 +2,29 @@
 // can be read about them from /proc and the state files. Plain JS: the test helpers are
 // TypeScript (test/helpers/invariants.ts); the checks here are the same ones, read the same way.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 
-export const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+/**
+ * The soak runs its own copy of the build (beside a link to node_modules): a `npm run build`
+ * in the work tree during a long soak must not make its commands vanish for a moment.
+ */
+export function privateBuild(home) {
+  const from = resolve(process.env.SHEEPDOG_CLI ? join(process.env.SHEEPDOG_CLI, "..") : "dist");
+  const app = join(home, "sheepdog-build");
+  cpSync(from, join(app, "dist"), { recursive: true });
+  cpSync(resolve("package.json"), join(app, "package.json"));
+  symlinkSync(resolve("node_modules"), join(app, "node_modules"));
+  return join(app, "dist", "cli.js");
+}
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
 
 /** mulberry32, as test/faults-kill.test.ts: a seeded PRNG, so a run can be replayed. */
@@ -68,7 +87,7 @@ export function makeProgram(home, name, genv, policy) {
   ];
   const config = {
     name,
-    manager: { launcher: "command", command, env: { SHEEPDOG_CLI: CLI } },
+    manager: { launcher: "command", command, env: { SHEEPDOG_CLI: policy.cli } },
     watchdog: {
       interval: policy.interval,
       stale_after: policy.staleAfter,

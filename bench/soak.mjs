@@ -14,7 +14,6 @@ import { parseArgs } from "node:util";
 import { median } from "./lib.mjs";
 import {
   AGED_LOCKS,
-  CLI,
   claimOf,
   git,
   gitEnv,
@@ -22,6 +21,7 @@ import {
   killExact,
   liveManagers,
   makeProgram,
+  privateBuild,
   prng,
   tickLockOf,
   unpushed,
@@ -50,6 +50,7 @@ const pick = (xs) => xs[Math.floor(random() * xs.length)];
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "sheepdog-soak-")));
 const genv = gitEnv(home);
+const CLI = privateBuild(home);
 const env = {
   ...process.env,
   ...genv,
@@ -59,7 +60,7 @@ const env = {
 };
 delete env.SHEEPDOG_PROGRAM;
 const programs = Array.from({ length: Number(opt.programs) }, (_, i) =>
-  makeProgram(home, `soak-${i}`, genv, POLICY),
+  makeProgram(home, `soak-${i}`, genv, { ...POLICY, cli: CLI }),
 );
 const roots = programs.map((p) => p.root);
 
