@@ -140,6 +140,8 @@ function healthyHolder(p) {
   return c?.alive ? c : null;
 }
 
+const LIMITED = " (a limit came meanwhile)";
+
 const MANAGER_FAULTS = {
   kill: (h) => process.kill(h.pid, "SIGKILL"),
   stop: (h) => process.kill(h.pid, "SIGSTOP"),
@@ -158,6 +160,8 @@ function injectLimit() {
   if (r.status !== 0 || r.stdout.split("\n").filter(Boolean).length !== 1)
     violate(`statusline exit ${r.status}: ${r.stdout} ${r.stderr}`);
   limit = { at: Date.now(), resetAt: Math.ceil(resetAt / 1000) * 1000 };
+  // A fault still waiting now waits for the reset too: its time is counted apart.
+  for (const f of pending.values()) f.kind = f.kind.endsWith(LIMITED) ? f.kind : f.kind + LIMITED;
   limitWindows.push(limit);
   count("limit");
 }
@@ -383,7 +387,9 @@ function report(left) {
       .join(", ")})`,
   );
   console.log("| fault | injected | recovered | median | worst |\n|---|---|---|---|---|");
-  for (const [kind, n] of Object.entries(tally.faults)) {
+  const kinds = [...new Set([...Object.keys(tally.faults), ...Object.keys(tally.recoveries)])];
+  for (const kind of kinds) {
+    const n = tally.faults[kind] ?? "";
     const r = tally.recoveries[kind] ?? [];
     const m = r.length ? fmt(median(r)) : "–";
     const worst = r.length ? fmt(Math.max(...r)) : "–";
