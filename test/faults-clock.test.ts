@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { gapsToRecord } from "../src/watchdog/decide.js";
 import { sheepdog } from "./helpers/cli.js";
+import { startWatch } from "./helpers/watch.js";
 import { cleanedUp, ofType, tick, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
 
-const { program } = cleanedUp();
+const { program, cleanups } = cleanedUp();
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -94,6 +95,37 @@ describe("clock steps between ticks (all processes' clocks stepped together)", (
     const after = tick(p.env);
     expect(after.report.decision).not.toBe("wait_pause");
     expect(ofType(p.stateDir, "manager_started")).toHaveLength(1);
+  });
+});
+
+describe("clock steps under watch (the resident watcher reads the step again each pass)", () => {
+  it("back an hour, then forward a day: the watcher's passes never restart the healthy manager", async () => {
+    const p = clocked();
+    const pid = await healthyStart(p);
+    const w = startWatch(p.env, ["--json"], cleanups);
+    const passesAfterSaves = async (n: number) => {
+      const from = w.passes().length;
+      for (let i = 0; i < n; i++) {
+        const before = p.saves();
+        await waitFor("the next save", () => p.saves() > before);
+      }
+      await waitFor("a pass after the saves", () => w.passes().length > from);
+      return w.passes().slice(from);
+    };
+    await passesAfterSaves(1);
+    p.step(-HOUR);
+    const back = await passesAfterSaves(2);
+    p.step(DAY);
+    const forward = await passesAfterSaves(3);
+    const decisions = [...back, ...forward].flatMap((x) => x.programs.map((r) => r.decision));
+    expect(new Set(decisions)).toEqual(new Set(["ok"]));
+    // The passes saw the stepped clock: the last one is stamped a day ahead.
+    expect(Date.parse(forward.at(-1)?.at ?? "") - Date.now()).toBeGreaterThan(DAY - HOUR);
+    expect(await w.stop()).toBe(0);
+    expect(ofType(p.stateDir, "manager_started")).toHaveLength(1);
+    expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
+    expect(ofType(p.stateDir, "claim_broken")).toHaveLength(0);
+    expect(ofType(p.stateDir, "manager_started")[0]?.pid).toBe(pid);
   });
 });
 

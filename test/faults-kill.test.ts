@@ -22,6 +22,7 @@ import {
   type Watched,
 } from "./helpers/invariants.js";
 import { bareRemote, gitEnv, gitTry, workRepo } from "./helpers/manager-side.js";
+import { startWatch } from "./helpers/watch.js";
 import { holder, isAlive, managerProgram } from "./helpers/watchdog.js";
 
 const SEED = Number(process.env.SHEEPDOG_FAULT_SEED) || Date.now() % 2 ** 31;
@@ -168,6 +169,35 @@ async function mergeLockClears(w: World): Promise<void> {
   expect(mergeLockShow(w).held).toBe(false);
 }
 
+/** Waits (up to 30 s) for one live manager holding the claim; returns what still stands in the way. */
+async function settled(w: World): Promise<string[]> {
+  let left = healthy(w);
+  for (let i = 0; i < 300 && left.length > 0; i++) {
+    await sleep(100);
+    left = healthy(w);
+  }
+  return left;
+}
+
+/**
+ * A watcher started after the kill settles the program by itself (no tick), and brings the next
+ * killed holder back; then it stops cleanly.
+ */
+async function watcherConverges(w: World): Promise<void> {
+  const cleanups: (() => void)[] = [];
+  const watch = startWatch(w.env, ["--json"], cleanups);
+  try {
+    expect(await settled(w), `a watcher after the kill: ${watch.stderr()}`).toEqual([]);
+    const before = holder(w.stateDir)?.pid;
+    await killHolder(w);
+    expect(await settled(w), `the watcher's restart: ${watch.stderr()}`).toEqual([]);
+    expect(holder(w.stateDir)?.pid, "a new holder").not.toBe(before);
+    expect(await watch.stop(), `the watcher's stop: ${watch.stderr()}`).toBe(0);
+  } finally {
+    for (const c of cleanups) c();
+  }
+}
+
 const OPS: Op[] = [
   {
     name: "tick",
@@ -187,6 +217,23 @@ const OPS: Op[] = [
       "tick.before-last-tick",
     ],
     maxDelayMs: 900,
+  },
+  {
+    // The watcher's pass is the tick's: killed in it, at the tick's own steps or the watcher's.
+    name: "watch",
+    async prepare(w) {
+      await killHolder(w);
+      return ["watch", "--json"];
+    },
+    after: watcherConverges,
+    points: [
+      "watch.pass.before-tick",
+      "tick.locked",
+      "act.after-start",
+      "watch.pass.after-tick",
+      "watch.after-pass",
+    ],
+    maxDelayMs: 1500,
   },
   {
     name: "save",

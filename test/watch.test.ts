@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { identityOf, machineId } from "../src/process/identity.js";
 import { sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import { startWatch, watchReady } from "./helpers/watch.js";
 import {
@@ -286,5 +287,43 @@ describe("watch: failures and signals", () => {
     expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
     expect(String(ofType(p.stateDir, "tick_failed")[0]?.error)).toMatch(/SIGTERM/);
     expect(ofType(p.stateDir, "manager_started")).toEqual([]);
+  });
+});
+
+describe("watch: the records of watchers that are over", () => {
+  it("a starting watcher removes the records of stopped and dead watchers, not of live or foreign ones", {
+    timeout: 120_000,
+  }, async () => {
+    const p = t.program(["--save-every", "3600"]);
+    const dir = join(p.env.SHEEPDOG_STATE_DIR as string, "watchers");
+    mkdirSync(dir, { recursive: true });
+    const dead = spawn(process.execPath, ["-e", "0"]);
+    const deadId = await waitFor("its identity", () => identityOf(dead.pid as number));
+    await new Promise((r) => (dead.exitCode === null ? dead.once("exit", r) : r(null)));
+    const liveId = identityOf(t.live().pid as number);
+    const base = {
+      started_at: "2026-11-30T00:00:00.000Z",
+      last_pass_at: null,
+      passes: 0,
+      programs: [],
+    };
+    const here = { start_time: "linux:x:1", machine_id: machineId() };
+    const records = {
+      dead: { ...base, ...deadId, stopped_at: null },
+      stopped: { ...base, ...here, pid: 9_999_991, stopped_at: "2026-11-30T01:00:00.000Z" },
+      live: { ...base, ...liveId, stopped_at: null },
+      foreign: { ...base, ...here, pid: 9_999_992, machine_id: "another", stopped_at: null },
+    };
+    for (const r of Object.values(records))
+      writeFileSync(join(dir, `${r.pid}.json`), JSON.stringify(r));
+    const w = startWatch(p.env, ["--json"], t.cleanups);
+    await watchReady(w);
+    await waitFor("its own record", () => existsSync(join(dir, `${w.child.pid}.json`)));
+    const kept = (r: { pid?: number }) => existsSync(join(dir, `${r.pid}.json`));
+    expect(kept(records.dead)).toBe(false);
+    expect(kept(records.stopped)).toBe(false);
+    expect(kept(records.live)).toBe(true);
+    expect(kept(records.foreign)).toBe(true);
+    expect(await w.stop()).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { identityOf } from "../process/identity.js";
+import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 import {
@@ -9,7 +10,7 @@ import {
   type PassRunner,
   ProgramWatch,
 } from "./program-watch.js";
-import { type WatcherRecord, watchersDir } from "./status-file.js";
+import { pruneWatcherRecords, type WatcherRecord, watchersDir } from "./status-file.js";
 
 export interface WatcherOptions {
   /** The program roots to watch; asked again every second when `rescan` is set (`--all`). */
@@ -61,6 +62,11 @@ export class Watcher {
     const [chokidar, cron] = await Promise.all([import("chokidar"), import("node-cron")]);
     this.libs = { chokidar, cron };
     await this.sync();
+    try {
+      pruneWatcherRecords(process.pid);
+    } catch {
+      // an unreadable folder: doctor reads what it can
+    }
     this.writeRecord();
     this.poll = setInterval(() => this.second(), POLL_MS);
   }
@@ -105,6 +111,7 @@ export class Watcher {
     this.record.last_pass_at = iso(outcome.at);
     this.dirty = true;
     this.opts.onPass(outcome);
+    faultPoint("watch.after-pass");
   }
 
   private second(): void {

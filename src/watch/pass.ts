@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent } from "../journal/journal.js";
 import { identityOf } from "../process/identity.js";
+import { refreshClockStep } from "../util/clock-step.js";
+import { faultPoint } from "../util/fault-point.js";
 import { type ProgramReport, TickFailed, tickProgram } from "../watchdog/tick.js";
 import { readTickLock, TICK_LOCK } from "../watchdog/tick-lock.js";
 
@@ -24,7 +26,11 @@ export function watchPass(
     const timer = setTimeout(() => onHung(program, ms), ms);
     inFlight.add(program);
     try {
-      return await tickProgram(program);
+      refreshClockStep();
+      faultPoint("watch.pass.before-tick");
+      const report = await tickProgram(program);
+      faultPoint("watch.pass.after-tick");
+      return report;
     } catch (err) {
       const failed = err instanceof TickFailed;
       return {

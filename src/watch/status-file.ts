@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { livenessOf } from "../process/identity.js";
 import { hostStateDir } from "../usage/host-state.js";
 
 /** Where each watcher says it runs and when it last passed: `<state>/watchers/<pid>.json`. */
@@ -45,4 +46,22 @@ export function readWatcherRecords(env: NodeJS.ProcessEnv = process.env): Watche
     }
   }
   return out;
+}
+
+/**
+ * Removes the records of watchers that are over (stopped, dead, or their pid reused), but this
+ * one's. Called by a starting watcher: without it every restart (a crash under systemd's
+ * Restart=, each reboot) left a file behind for good. The newest gone watcher's record is the
+ * only one doctor reads, and only while no watcher runs; this watcher's own is kept when it dies.
+ */
+export function pruneWatcherRecords(selfPid: number, env: NodeJS.ProcessEnv = process.env): number {
+  let removed = 0;
+  for (const r of readWatcherRecords(env)) {
+    if (r.pid === selfPid) continue;
+    const over = r.stopped_at !== null || ["dead", "reused"].includes(livenessOf(r));
+    if (!over) continue;
+    rmSync(join(watchersDir(env), `${r.pid}.json`), { force: true });
+    removed++;
+  }
+  return removed;
 }
