@@ -2,7 +2,14 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { sheepdog, sheepdogAsync, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
+import {
+  SAVE_KEYS,
+  sheepdog,
+  sheepdogAsync,
+  sleeper,
+  tempDir,
+  tempProgram,
+} from "./helpers/cli.js";
 import {
   cliWords,
   firstLine,
@@ -22,19 +29,6 @@ function program(name: string, config: Record<string, unknown> = {}) {
   return { ...p, env: { ...p.env, CLAUDE_CONFIG_DIR: tempDir("sheepdog-seat-") } };
 }
 
-/** DESIGN §4, exactly. */
-const SAVE_KEYS = [
-  "program",
-  "saved_at",
-  "pushed",
-  "context_tokens",
-  "hand_over",
-  "hand_over_at",
-  "transcript",
-  "pause",
-  "stood_down",
-  "notices",
-];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe("save", () => {

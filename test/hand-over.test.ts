@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
+import { SAVE_KEYS, sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
 import { FIXTURES } from "./helpers/fixtures.js";
 import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
 
@@ -54,20 +54,7 @@ describe("hand-over", () => {
     );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(
-      [
-        "program",
-        "saved_at",
-        "pushed",
-        "context_tokens",
-        "hand_over",
-        "hand_over_at",
-        "transcript",
-        "pause",
-        "stood_down",
-        "notices",
-      ].sort(),
-    );
+    expect(Object.keys(out).sort()).toEqual([...SAVE_KEYS].sort());
     expect(out).toMatchObject({
       program: "demo",
       pushed: null,

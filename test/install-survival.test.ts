@@ -10,6 +10,7 @@ import { afterEach, expect, it } from "vitest";
 import { parseUnit, splitWords } from "../src/install/systemd.js";
 import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 import { parsePlistWithPython } from "./helpers/install.js";
+import { alive } from "./helpers/launch.js";
 import { standIns } from "./helpers/standins.js";
 
 const started: number[] = [];
@@ -23,21 +24,6 @@ afterEach(() => {
     }
   }
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // a zombie (exited, not yet reaped) is dead
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "");
-  } catch {
-    return process.platform !== "linux";
-  }
-}
 
 /** Process group and session of a pid (Linux /proc), to show where the manager ended up. */
 function groupOf(pid: number): { pgid: number; sid: number } {

@@ -7,6 +7,7 @@ import { appendEvent } from "../src/journal/journal.js";
 import { freeAgentName, type HerdrTiming, launcher, startHerdr } from "../src/launch/herdr.js";
 import { projectDirOf, promptArrived, tailLines } from "../src/launch/herdr-arrival.js";
 import { StartFailed } from "../src/launch/start-failed.js";
+import { managerTranscriptEnv } from "../src/usage/transcript.js";
 import { tempDir } from "./helpers/cli.js";
 import {
   alive,
@@ -177,6 +178,42 @@ describe("herdr launcher", () => {
       ),
     );
     expect(existsSync(launched.transcript as string)).toBe(true);
+  });
+
+  it("finds the prompt in the project folder manager.env names with CLAUDE_CODE_PROJECT_DIR_NAME", async () => {
+    // Claude Code in the pane gets manager.env: its transcripts go to <seat>/projects/<that
+    // name>/, not the munged root; the arrival check must look where Claude writes.
+    const ctx = programWith("alpha", {
+      manager: {
+        launcher: "herdr",
+        env: {
+          CLAUDE_CONFIG_DIR: seat,
+          RECORD_TO: record,
+          CLAUDE_CODE_PROJECT_DIR_NAME: "renamed",
+        },
+        herdr: { args: [] },
+      },
+    });
+    const req = requestFor(ctx, "a reason");
+    const launched = await startHerdr(req, FAST);
+    const folder = join(seat, "projects", "renamed");
+    expect(launched.transcript?.startsWith(`${folder}/`)).toBe(true);
+    expect(existsSync(launched.transcript as string)).toBe(true);
+    expect(existsSync(projectDirOf(seat, ctx.root))).toBe(false);
+    const env = managerTranscriptEnv(ctx.config.manager.env);
+    expect(projectDirOf(seat, ctx.root, env)).toBe(folder);
+    expect(promptArrived(seat, ctx.root, req.prompt, Date.now() - 60_000, env)).toBe(true);
+    expect(promptArrived(seat, ctx.root, req.prompt, Date.now() - 60_000)).toBe(false);
+    // Our own environment's value gives way to the manager's.
+    expect(managerTranscriptEnv({}, { CLAUDE_CODE_PROJECT_DIR_NAME: "ours" })).toEqual({
+      CLAUDE_CODE_PROJECT_DIR_NAME: "ours",
+    });
+    expect(
+      managerTranscriptEnv(
+        { CLAUDE_CODE_PROJECT_DIR_NAME: "theirs" },
+        { CLAUDE_CODE_PROJECT_DIR_NAME: "ours" },
+      ),
+    ).toEqual({ CLAUDE_CODE_PROJECT_DIR_NAME: "theirs" });
   });
 
   it("never hands the page token to herdr or the agent", async () => {

@@ -1,25 +1,12 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sheepdogAsync, tempDir, tempProgram } from "./helpers/cli.js";
-import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { useNtfyServer } from "./helpers/ntfy-server.js";
 
 const TOKEN = "tk_pagecommandsecret9876543210";
 
-let server: NtfyServer;
-beforeAll(async () => {
-  server = await ntfyServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(async () => {
-  server.received.length = 0;
-  server.token = null;
-  server.failWith = null;
-  server.echoAuthInErrors = false;
-  if (!server.running) await server.start();
-});
+const server = useNtfyServer();
 
 function program(ntfy: Record<string, unknown> | null, name = "catalog") {
   const page = ntfy ? { ntfy: { server: server.url, topic: "catalog-alerts", ...ntfy } } : {};

@@ -1,29 +1,17 @@
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { afterEvents } from "../src/page/hooks.js";
 import { pageStatus } from "../src/page/status.js";
 import { tempDir } from "./helpers/cli.js";
-import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { ntfyServer, useNtfyServer } from "./helpers/ntfy-server.js";
 import { eventsOf, journal, journalText, pagedProgram } from "./helpers/page.js";
 
 const TOKEN = "tk_pagehookssecret0123456789";
 const TOKEN_ENV = "SHEEPDOG_TEST_NTFY_TOKEN";
 
-let server: NtfyServer;
-
-beforeAll(async () => {
-  server = await ntfyServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
+const server = useNtfyServer();
 beforeEach(() => {
-  server.received.length = 0;
-  server.heartbeats.length = 0;
-  server.token = null;
-  server.failWith = null;
-  server.echoAuthInErrors = false;
   delete process.env[TOKEN_ENV];
 });
 afterEach(async () => {

@@ -1,22 +1,12 @@
 // Pages end to end: real `sheepdog tick`/`statusline`/`resume` processes, a real ntfy stand-in.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readEvents } from "../src/journal/journal.js";
 import { sheepdogAsync, tempProgram } from "./helpers/cli.js";
-import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { useNtfyServer } from "./helpers/ntfy-server.js";
 
-let server: NtfyServer;
-beforeAll(async () => {
-  server = await ntfyServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(() => {
-  server.received.length = 0;
-  server.heartbeats.length = 0;
-});
+const server = useNtfyServer();
 
 /** A program whose manager exits at once without claiming: every start is a start that never claimed. */
 function crashingProgram(page: Record<string, unknown> = {}) {

@@ -3,9 +3,9 @@
 // server on 127.0.0.1 standing in for ntfy.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { CLI, sheepdog, sheepdogAsync, tempProgram } from "./helpers/cli.js";
-import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { apiErrorLine, assistantLine, writeTranscript } from "./helpers/usage.js";
 import {
   FAKE_MANAGER,
@@ -19,16 +19,7 @@ import {
   waitForClaimBy,
 } from "./helpers/watchdog.js";
 
-let server: NtfyServer;
-beforeAll(async () => {
-  server = await ntfyServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
-beforeEach(() => {
-  server.received.length = 0;
-});
+const server = useNtfyServer();
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();

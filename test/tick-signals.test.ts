@@ -3,18 +3,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { CLI, type RunResult, sheepdog, sheepdogAsync } from "./helpers/cli.js";
-import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { killStarted, managerProgram, ofType, waitFor } from "./helpers/watchdog.js";
 
-let server: NtfyServer;
-beforeAll(async () => {
-  server = await ntfyServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
+const server = useNtfyServer();
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {

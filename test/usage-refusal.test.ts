@@ -3,9 +3,9 @@
 // fake manager, a real transcript under a real seat folder, an HTTP stand-in for ntfy.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { CLI, sheepdog, sheepdogAsync, tempProgram } from "./helpers/cli.js";
-import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { apiErrorLine, assistantLine, writeTranscript } from "./helpers/usage.js";
 import {
   FAKE_MANAGER,
@@ -15,13 +15,7 @@ import {
   waitForClaimBy,
 } from "./helpers/watchdog.js";
 
-let server: NtfyServer;
-beforeAll(async () => {
-  server = await ntfyServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
+const server = useNtfyServer();
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();

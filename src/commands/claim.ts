@@ -28,6 +28,14 @@ function describeHolder(state: ReturnType<typeof readClaim>): string {
   return `held by pid ${h.pid} on ${h.hostname}, claimed ${age} ago (${what})`;
 }
 
+type ClaimValues = {
+  program?: string;
+  "break-stale"?: boolean;
+  force?: boolean;
+  note?: string;
+  json?: boolean;
+};
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("claim", argv, {
     program: { type: "string" },
@@ -42,99 +50,86 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError("sheepdog claim: expected acquire, release or show");
   }
   const pid = pidOption(values.pid);
+  if (action === "show") return show(values);
+  if (action === "acquire") return acquire(values, pid);
+  return release(values, pid);
+}
 
-  if (action === "show") {
-    const program = openProgram(values.program);
-    const state = readClaim(program.stateDir);
-    if (values.json) {
-      const out = state.held
-        ? {
-            held: true,
-            holder: state.holder,
-            alive: state.liveness === "foreign" ? null : state.liveness === "alive",
-            foreign: state.liveness === "foreign",
-            ...(state.liveness !== "foreign" && state.liveness !== "alive"
-              ? { why: state.holder ? state.liveness : "unreadable" }
-              : {}),
-          }
-        : { held: false, holder: null, alive: null, foreign: false };
-      process.stdout.write(`${JSON.stringify(out)}\n`);
-    } else {
-      process.stdout.write(`${program.name}: ${describeHolder(state)}\n`);
-    }
-    return EXIT.ok;
-  }
-
-  if (action === "acquire") {
-    // Config, state-dir safety and the manager are all checked before any state is created.
-    const checked = openProgram(values.program);
-    const me = findManager(pid);
-    const program = { ...checked, stateDir: ensureStateDir(checked.root) };
-    let result = tryAcquire(program.stateDir, me);
-    if (!result.ok && values["break-stale"]) {
-      const seen = result.state;
-      if (seen.held && seen.liveness !== "alive" && seen.liveness !== "foreign") {
-        const why = seen.holder
-          ? `holder pid ${seen.holder.pid} is ${seen.liveness}`
-          : `holder unreadable: ${seen.problem}`;
-        // Whoever broke it (we or a concurrent breaker), the claim may now be free: try once.
-        breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`);
-        result = tryAcquire(program.stateDir, me);
-      }
-    }
-    if (!result.ok) {
-      const state = result.state;
-      if (state.held && state.holder && sameProcess(state.holder, me)) {
-        // Already ours: acquiring twice is not an error.
-        if (values.json)
-          process.stdout.write(
-            `${JSON.stringify({ acquired: true, holder: state.holder, already: true })}\n`,
-          );
-        else
-          process.stdout.write(`${program.name}: already held by this manager (pid ${me.pid})\n`);
-        return EXIT.ok;
-      }
-      let hint = "";
-      if (state.held && state.liveness !== "alive" && state.liveness !== "foreign") {
-        hint = "; to take it: sheepdog claim acquire --break-stale";
-      } else if (state.held && state.liveness === "foreign") {
-        hint = "; a claim from another machine is never broken here";
-      }
-      throw new RefusedError(`${program.name}: claim ${describeHolder(state)}${hint}`);
-    }
-    if (values.json)
-      process.stdout.write(`${JSON.stringify({ acquired: true, holder: result.holder })}\n`);
-    else process.stdout.write(`${program.name}: claimed by pid ${me.pid}\n`);
-    return EXIT.ok;
-  }
-
-  // release
+function show(values: ClaimValues): number {
   const program = openProgram(values.program);
   const state = readClaim(program.stateDir);
-  if (values.force) {
-    if (!values.note?.trim())
-      throw new UsageError("claim release --force needs --note TEXT saying why");
-    if (!state.held) {
-      process.stdout.write(`${program.name}: not held\n`);
-      return EXIT.ok;
+  if (values.json) {
+    const out = state.held
+      ? {
+          held: true,
+          holder: state.holder,
+          alive: state.liveness === "foreign" ? null : state.liveness === "alive",
+          foreign: state.liveness === "foreign",
+          ...(state.liveness !== "foreign" && state.liveness !== "alive"
+            ? { why: state.holder ? state.liveness : "unreadable" }
+            : {}),
+        }
+      : { held: false, holder: null, alive: null, foreign: false };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    process.stdout.write(`${program.name}: ${describeHolder(state)}\n`);
+  }
+  return EXIT.ok;
+}
+
+function acquire(values: ClaimValues, pid: number | undefined): number {
+  // Config, state-dir safety and the manager are all checked before any state is created.
+  const checked = openProgram(values.program);
+  const me = findManager(pid);
+  const program = { ...checked, stateDir: ensureStateDir(checked.root) };
+  let result = tryAcquire(program.stateDir, me);
+  if (!result.ok && values["break-stale"]) {
+    const seen = result.state;
+    if (seen.held && seen.liveness !== "alive" && seen.liveness !== "foreign") {
+      const why = seen.holder
+        ? `holder pid ${seen.holder.pid} is ${seen.liveness}`
+        : `holder unreadable: ${seen.problem}`;
+      // Whoever broke it (we or a concurrent breaker), the claim may now be free: try once.
+      breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`);
+      result = tryAcquire(program.stateDir, me);
     }
-    // By force, but still only the claim the person saw: never one taken since.
-    const seen = JSON.stringify(state);
-    const note = values.note;
-    const out = releaseClaimIf(
-      program.stateDir,
-      (now) => JSON.stringify(now) === seen,
-      () => ({
-        type: "released",
-        forced: true,
-        note,
-        ...(state.holder ? { pid: state.holder.pid, start_time: state.holder.start_time } : {}),
-      }),
-    );
-    if (!out.released) throw new RefusedError(`${program.name}: ${changedWhile(out.state)}`);
-    process.stdout.write(`${program.name}: claim removed by force (${describeHolder(state)})\n`);
+  }
+  if (!result.ok) return refuseAcquire(values, program.name, result.state, me);
+  if (values.json)
+    process.stdout.write(`${JSON.stringify({ acquired: true, holder: result.holder })}\n`);
+  else process.stdout.write(`${program.name}: claimed by pid ${me.pid}\n`);
+  return EXIT.ok;
+}
+
+/** The claim is taken: fine if by this very manager, otherwise refused with a hint. */
+function refuseAcquire(
+  values: ClaimValues,
+  name: string,
+  state: ClaimState,
+  me: ReturnType<typeof findManager>,
+): number {
+  if (state.held && state.holder && sameProcess(state.holder, me)) {
+    // Already ours: acquiring twice is not an error.
+    if (values.json)
+      process.stdout.write(
+        `${JSON.stringify({ acquired: true, holder: state.holder, already: true })}\n`,
+      );
+    else process.stdout.write(`${name}: already held by this manager (pid ${me.pid})\n`);
     return EXIT.ok;
   }
+  let hint = "";
+  if (state.held && state.liveness !== "alive" && state.liveness !== "foreign") {
+    hint = "; to take it: sheepdog claim acquire --break-stale";
+  } else if (state.held && state.liveness === "foreign") {
+    hint = "; a claim from another machine is never broken here";
+  }
+  throw new RefusedError(`${name}: claim ${describeHolder(state)}${hint}`);
+}
+
+function release(values: ClaimValues, pid: number | undefined): number {
+  const program = openProgram(values.program);
+  const state = readClaim(program.stateDir);
+  if (values.force) return releaseByForce(program.name, program.stateDir, state, values.note);
   if (values.note !== undefined) throw new UsageError("--note goes with --force");
   if (!state.held)
     throw new RefusedError(`${program.name}: the claim is not held; nothing to release`);
@@ -151,6 +146,34 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (!out.released) throw new RefusedError(`${program.name}: ${changedWhile(out.state)}`);
   process.stdout.write(`${program.name}: released by pid ${me.pid}\n`);
+  return EXIT.ok;
+}
+
+function releaseByForce(
+  name: string,
+  stateDir: string,
+  state: ClaimState,
+  note: string | undefined,
+): number {
+  if (!note?.trim()) throw new UsageError("claim release --force needs --note TEXT saying why");
+  if (!state.held) {
+    process.stdout.write(`${name}: not held\n`);
+    return EXIT.ok;
+  }
+  // By force, but still only the claim the person saw: never one taken since.
+  const seen = JSON.stringify(state);
+  const out = releaseClaimIf(
+    stateDir,
+    (now) => JSON.stringify(now) === seen,
+    () => ({
+      type: "released",
+      forced: true,
+      note,
+      ...(state.holder ? { pid: state.holder.pid, start_time: state.holder.start_time } : {}),
+    }),
+  );
+  if (!out.released) throw new RefusedError(`${name}: ${changedWhile(out.state)}`);
+  process.stdout.write(`${name}: claim removed by force (${describeHolder(state)})\n`);
   return EXIT.ok;
 }
 

@@ -78,6 +78,21 @@ function describeTarget(target: Target): string {
   return target.kind === "all" ? "every program" : `program ${target.name} (${target.root})`;
 }
 
+/** What both schedulers' plans are made from. */
+interface PlanInput {
+  target: Target;
+  interval: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  schedule: ReturnType<typeof parseInterval>["schedule"];
+  every: string;
+  title: string;
+  /** The files every unit runs and the environment it passes on. */
+  runs: { node: string; cli: string; sheepdogHome?: string; stateDir?: string };
+  /** An earlier install for the same target under another name (the program was renamed). */
+  stale: (name: string) => ReturnType<typeof installedOf>;
+}
+
 export function installPlan(
   scheduler: Scheduler,
   target: Target,
@@ -86,63 +101,70 @@ export function installPlan(
 ): Plan {
   const home = homeDir(env);
   const { ms, schedule } = parseInterval(interval);
-  const node = process.execPath;
-  const cli = cliPath();
   const sheepdogHome = sheepdogHomeEnv(env);
   const stateDir = sheepdogStateDirEnv(env);
-  // an earlier install for the same target under another name (the program was renamed)
-  const stale = (name: string) =>
-    installedOf(scheduler, home, env).filter(
-      (i) => i.name !== name && i.target && sameTarget(i.target, target),
-    );
-  const title = `sheepdog install ${scheduler}`;
-  const every = formatDuration(ms);
-
-  if (scheduler === "launchd") {
-    const label = labelOf(target);
-    const plist = plistPathOf(home, label);
-    refuseForeign(plist, (t) => t.includes(LAUNCHD_MARKER));
-    const agent = buildLaunchAgent({
-      target,
-      node,
-      cli,
-      schedule,
-      home,
-      path: unitPath({ homebrew: true, env }),
+  const input: PlanInput = {
+    target,
+    interval,
+    env,
+    home,
+    schedule,
+    every: formatDuration(ms),
+    title: `sheepdog install ${scheduler}`,
+    runs: {
+      node: process.execPath,
+      cli: cliPath(),
       ...(sheepdogHome ? { sheepdogHome } : {}),
       ...(stateDir ? { stateDir } : {}),
-    });
-    const steps: Step[] = [
-      { op: "mkdir", path: launchAgentsDir(home) },
-      { op: "mkdir", path: launchdLogDir(home) },
-      { op: "write", path: plist, content: renderLaunchAgent(agent) },
-    ];
-    for (const old of stale(label))
-      steps.push(bootout(old.name), ...old.files.map((p): Step => ({ op: "remove", path: p })));
-    steps.push(bootout(label), {
-      op: "run",
-      argv: ["launchctl", "bootstrap", `gui/${uid()}`, plist],
-    });
-    const when = launchdCalendar(schedule)
-      ? `StartCalendarInterval, every ${every}`
-      : `StartInterval ${agent.StartInterval}s`;
-    return {
-      title,
-      steps,
-      summary: `installed launchd agent ${label}: runs sheepdog ${tickArgs(target).join(" ")} (${when}) for ${describeTarget(target)}; logs in ${launchdLogDir(home)}`,
-    };
-  }
+    },
+    stale: (name) =>
+      installedOf(scheduler, home, env).filter(
+        (i) => i.name !== name && i.target && sameTarget(i.target, target),
+      ),
+  };
+  return scheduler === "launchd" ? launchdPlan(input) : systemdPlan(input);
+}
 
+function launchdPlan({ target, env, home, schedule, every, title, runs, stale }: PlanInput): Plan {
+  const label = labelOf(target);
+  const plist = plistPathOf(home, label);
+  refuseForeign(plist, (t) => t.includes(LAUNCHD_MARKER));
+  const agent = buildLaunchAgent({
+    target,
+    ...runs,
+    schedule,
+    home,
+    path: unitPath({ homebrew: true, env }),
+  });
+  const steps: Step[] = [
+    { op: "mkdir", path: launchAgentsDir(home) },
+    { op: "mkdir", path: launchdLogDir(home) },
+    { op: "write", path: plist, content: renderLaunchAgent(agent) },
+  ];
+  for (const old of stale(label))
+    steps.push(bootout(old.name), ...old.files.map((p): Step => ({ op: "remove", path: p })));
+  steps.push(bootout(label), {
+    op: "run",
+    argv: ["launchctl", "bootstrap", `gui/${uid()}`, plist],
+  });
+  const when = launchdCalendar(schedule)
+    ? `StartCalendarInterval, every ${every}`
+    : `StartInterval ${agent.StartInterval}s`;
+  return {
+    title,
+    steps,
+    summary: `installed launchd agent ${label}: runs sheepdog ${tickArgs(target).join(" ")} (${when}) for ${describeTarget(target)}; logs in ${launchdLogDir(home)}`,
+  };
+}
+
+function systemdPlan({ target, interval, env, home, title, runs, stale }: PlanInput): Plan {
   const onCalendar = systemdOnCalendar(interval);
   const dir = userUnitDir(home, env);
   const units = buildUnits({
     target,
-    node,
-    cli,
+    ...runs,
     onCalendar,
     path: unitPath({ homebrew: false, env }),
-    ...(sheepdogHome ? { sheepdogHome } : {}),
-    ...(stateDir ? { stateDir } : {}),
   });
   const servicePath = join(dir, `${units.base}.service`);
   const timerPath = join(dir, `${units.base}.timer`);

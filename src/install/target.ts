@@ -20,7 +20,15 @@ export function tickArgs(target: Target): string[] {
 export function targetOfArgs(
   args: readonly string[],
 ): Target | { kind: "program"; root: string } | null {
-  const i = args.indexOf("tick");
+  return targetAfter(args, "tick");
+}
+
+/** What `<verb> --all` or `<verb> --program ROOT` in an installed unit's argv names, or null. */
+export function targetAfter(
+  args: readonly string[],
+  verb: string,
+): { kind: "all" } | { kind: "program"; root: string } | null {
+  const i = args.indexOf(verb);
   if (i < 0) return null;
   const rest = args.slice(i + 1);
   if (rest.length === 1 && rest[0] === "--all") return { kind: "all" };

@@ -13,7 +13,7 @@ import {
   unitBaseOf,
   userUnitDir,
 } from "./systemd.js";
-import type { Target } from "./target.js";
+import { type Target, targetAfter } from "./target.js";
 
 /**
  * The resident watcher (`install --watch`, DESIGN §12), installed next to the timer, which stays
@@ -38,13 +38,7 @@ export function watchArgs(target: Target): string[] {
 export function watchTargetOfArgs(
   args: readonly string[],
 ): { kind: "all" } | { kind: "program"; root: string } | null {
-  const i = args.indexOf("watch");
-  if (i < 0) return null;
-  const rest = args.slice(i + 1);
-  if (rest.length === 1 && rest[0] === "--all") return { kind: "all" };
-  if (rest.length === 2 && rest[0] === "--program" && rest[1])
-    return { kind: "program", root: rest[1] };
-  return null;
+  return targetAfter(args, "watch");
 }
 
 export const watchUnitName = (target: Target) => `${unitBaseOf(target)}.watch.service`;

@@ -130,7 +130,16 @@ function startRecord(e: JournalEvent): StartRecord {
 
 /** Replays the events the watchdog's rules read: starts, claims, hand-overs, clears. */
 export function history(events: readonly JournalEvent[], keepManagers = 10): History {
-  const h: History = {
+  const r = new Replay(keepManagers);
+  for (const e of events) r.apply(e);
+  return r.h;
+}
+
+const MAX_UNPLANNED = 50;
+
+/** The replay's running state, one step per event type. */
+class Replay {
+  readonly h: History = {
     starts_total: 0,
     last_start: null,
     claimed_since_last_start: false,
@@ -140,101 +149,37 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
     last_failed_start: null,
     managers: [],
   };
-  let open: ManagerRecord | null = null;
+  /** The manager holding the claim as far as the journal says, if any. */
+  private open: ManagerRecord | null = null;
   // Managers whose first save has been seen (a first save may carry a null fingerprint).
-  const saw = new WeakSet<ManagerRecord>();
-  const end = (type: string, at: string) => {
-    if (!open) return;
-    open.ended = type;
-    open.ended_at = at;
-    open = null;
-  };
-  for (const e of events) {
+  private readonly saw = new WeakSet<ManagerRecord>();
+
+  constructor(private readonly keepManagers: number) {}
+
+  apply(e: JournalEvent): void {
+    const h = this.h;
     switch (e.type) {
-      case "manager_started": {
-        const s = startRecord(e);
-        h.starts_total++;
-        h.last_start = s;
-        h.last_failed_start = null;
-        h.claimed_since_last_start = false;
-        h.hand_over_since_last_start = null;
-        h.planned_next = null;
-        if (!s.planned) {
-          h.unplanned_starts.push(s.at);
-          if (h.unplanned_starts.length > 50) h.unplanned_starts.shift();
-        }
+      case "manager_started":
+        this.started(e);
         break;
-      }
       case "manager_start_failed":
-        // A failed start counts as an unplanned start (DESIGN §6): one that can never succeed
-        // reaches the crash-loop guard instead of failing on every tick.
-        h.planned_next = null;
-        // The hand-over it followed has had its start: retries are unplanned, so guarded.
-        h.hand_over_since_last_start = null;
-        h.unplanned_starts.push(e.at);
-        if (h.unplanned_starts.length > 50) h.unplanned_starts.shift();
-        h.last_failed_start = {
-          at: e.at,
-          launcher: str(e.launcher) ?? "command",
-          reason: str(e.reason) ?? "",
-        };
+        this.startFailed(e);
         break;
-      case "claimed": {
-        h.claimed_since_last_start = true;
-        h.last_failed_start = null;
-        end("replaced", e.at);
-        open = {
-          pid: num(e.pid) ?? 0,
-          start_time: str(e.start_time),
-          claimed_at: e.at,
-          first_progress: null,
-          ended: null,
-          ended_at: null,
-          hand_over_progress: null,
-        };
-        h.managers.push(open);
-        if (h.managers.length > keepManagers) h.managers.shift();
+      case "claimed":
+        this.claimed(e);
         break;
-      }
       case "saved":
-        if (open && num(e.pid) === open.pid && !saw.has(open)) {
-          open.first_progress = str(e.progress);
-          saw.add(open);
-        }
+        if (this.open && num(e.pid) === this.open.pid) this.firstProgress(this.open, e);
         break;
-      case "hand_over": {
-        const pid = num(e.pid);
-        const mine = open !== null && (pid === null || pid === open.pid) ? open : null;
-        h.hand_over_since_last_start = {
-          at: e.at,
-          pid,
-          start_time: str(e.start_time) ?? mine?.start_time ?? null,
-          claimed_at: mine?.claimed_at ?? null,
-          context_tokens: num(e.context_tokens),
-          note: str(e.note) ?? "",
-          progress: str(e.progress),
-        };
-        if (mine) {
-          if (!saw.has(mine)) {
-            mine.first_progress = str(e.progress);
-            saw.add(mine);
-          }
-          mine.hand_over_progress = str(e.progress);
-          end("hand_over", e.at);
-        }
+      case "hand_over":
+        this.handOver(e);
         break;
-      }
-      case "released": {
-        // The release that follows a hand-over names the start time an older hand-over lacks.
-        const hand = h.hand_over_since_last_start;
-        if (hand && hand.start_time === null && hand.pid !== null && num(e.pid) === hand.pid)
-          hand.start_time = str(e.start_time);
-        end(e.type, e.at);
+      case "released":
+        this.released(e);
         break;
-      }
       case "claim_broken":
       case "finished":
-        end(e.type, e.at);
+        this.end(e.type, e.at);
         break;
       case "cleared":
         // `resume` starts the no-progress count afresh: managers that already ended are done.
@@ -250,5 +195,98 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
         break;
     }
   }
-  return h;
+
+  private started(e: JournalEvent): void {
+    const h = this.h;
+    const s = startRecord(e);
+    h.starts_total++;
+    h.last_start = s;
+    h.last_failed_start = null;
+    h.claimed_since_last_start = false;
+    h.hand_over_since_last_start = null;
+    h.planned_next = null;
+    if (!s.planned) this.unplanned(s.at);
+  }
+
+  private startFailed(e: JournalEvent): void {
+    const h = this.h;
+    // A failed start counts as an unplanned start (DESIGN §6): one that can never succeed
+    // reaches the crash-loop guard instead of failing on every tick.
+    h.planned_next = null;
+    // The hand-over it followed has had its start: retries are unplanned, so guarded.
+    h.hand_over_since_last_start = null;
+    this.unplanned(e.at);
+    h.last_failed_start = {
+      at: e.at,
+      launcher: str(e.launcher) ?? "command",
+      reason: str(e.reason) ?? "",
+    };
+  }
+
+  private unplanned(at: string): void {
+    this.h.unplanned_starts.push(at);
+    if (this.h.unplanned_starts.length > MAX_UNPLANNED) this.h.unplanned_starts.shift();
+  }
+
+  private claimed(e: JournalEvent): void {
+    const h = this.h;
+    h.claimed_since_last_start = true;
+    h.last_failed_start = null;
+    this.end("replaced", e.at);
+    const open: ManagerRecord = {
+      pid: num(e.pid) ?? 0,
+      start_time: str(e.start_time),
+      claimed_at: e.at,
+      first_progress: null,
+      ended: null,
+      ended_at: null,
+      hand_over_progress: null,
+    };
+    this.open = open;
+    h.managers.push(open);
+    if (h.managers.length > this.keepManagers) h.managers.shift();
+  }
+
+  /** Records a manager's first progress fingerprint (from its first save or its hand-over). */
+  private firstProgress(m: ManagerRecord, e: JournalEvent): void {
+    if (this.saw.has(m)) return;
+    m.first_progress = str(e.progress);
+    this.saw.add(m);
+  }
+
+  private handOver(e: JournalEvent): void {
+    const pid = num(e.pid);
+    const open = this.open;
+    const mine = open !== null && (pid === null || pid === open.pid) ? open : null;
+    this.h.hand_over_since_last_start = {
+      at: e.at,
+      pid,
+      start_time: str(e.start_time) ?? mine?.start_time ?? null,
+      claimed_at: mine?.claimed_at ?? null,
+      context_tokens: num(e.context_tokens),
+      note: str(e.note) ?? "",
+      progress: str(e.progress),
+    };
+    if (mine) {
+      this.firstProgress(mine, e);
+      mine.hand_over_progress = str(e.progress);
+      this.end("hand_over", e.at);
+    }
+  }
+
+  private released(e: JournalEvent): void {
+    // The release that follows a hand-over names the start time an older hand-over lacks.
+    const hand = this.h.hand_over_since_last_start;
+    if (hand && hand.start_time === null && hand.pid !== null && num(e.pid) === hand.pid)
+      hand.start_time = str(e.start_time);
+    this.end(e.type, e.at);
+  }
+
+  /** The open manager's time ended, and how. */
+  private end(type: string, at: string): void {
+    if (!this.open) return;
+    this.open.ended = type;
+    this.open.ended_at = at;
+    this.open = null;
+  }
 }

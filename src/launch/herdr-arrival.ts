@@ -80,11 +80,18 @@ function recentTranscripts(dir: string, sinceMs: number): string[] {
 
 /**
  * Whether a user entry containing `prompt`, written since `sinceMs`, is in one of the newest
- * transcripts under `<seat>/projects/<munged cwd>/`.
+ * transcripts under `<seat>/projects/<project folder of cwd>/`; `env` decides the folder's name
+ * (pass `managerTranscriptEnv` of the manager's `manager.env`).
  */
-export function promptArrived(seat: string, cwd: string, prompt: string, sinceMs: number): boolean {
+export function promptArrived(
+  seat: string,
+  cwd: string,
+  prompt: string,
+  sinceMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   const wanted = prompt.trim();
-  for (const path of recentTranscripts(projectDirOf(seat, cwd), sinceMs)) {
+  for (const path of recentTranscripts(projectDirOf(seat, cwd, env), sinceMs)) {
     let lines: string[];
     try {
       lines = tailLines(path);
@@ -107,11 +114,12 @@ export async function waitForArrival(
   prompt: string,
   sinceMs: number,
   timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
   pollMs = 250,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (promptArrived(seat, cwd, prompt, sinceMs)) return true;
+    if (promptArrived(seat, cwd, prompt, sinceMs, env)) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(1, deadline - Date.now()))));
   }

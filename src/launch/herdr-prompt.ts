@@ -22,6 +22,8 @@ export interface PromptTiming {
 export interface Arrival {
   seat: string;
   sinceMs: number;
+  /** Decides the transcript folder's name: `managerTranscriptEnv` of the manager's env. */
+  env: NodeJS.ProcessEnv;
 }
 
 /** `agent prompt … --wait`: whether Herdr said delivered (a stall or timeout proves nothing). */
@@ -79,7 +81,7 @@ export async function promptUntilArrived(
   at: Arrival,
   t: PromptTiming,
 ): Promise<void> {
-  const arrived = () => waitForArrival(at.seat, s.root, prompt, at.sinceMs, t.arrivalMs);
+  const arrived = () => waitForArrival(at.seat, s.root, prompt, at.sinceMs, t.arrivalMs, at.env);
   const notes: string[] = [];
   let sends = 0;
   for (let attempt = 1; sends < t.tries && attempt <= 2 * t.tries; attempt++) {
@@ -101,7 +103,7 @@ export async function promptUntilArrived(
   }
   const screen = await visibleScreen(s.pane, s.env);
   throw new StartFailed(
-    `herdr: the prompt never reached agent ${s.name}: no user entry with it in the transcripts under ${projectDirOf(at.seat, s.root)} since ${iso(at.sinceMs)} (${notes.join("; ")})`,
+    `herdr: the prompt never reached agent ${s.name}: no user entry with it in the transcripts under ${projectDirOf(at.seat, s.root, at.env)} since ${iso(at.sinceMs)} (${notes.join("; ")})`,
     screen ? screenTail(screen) : undefined,
   );
 }

@@ -6,9 +6,10 @@ import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure } from "../errors.js";
 import { seatOf } from "../usage/seat.js";
+import { managerTranscriptEnv, projectDirOf } from "../usage/transcript.js";
 import { launchEnv, managerEnv } from "./env.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
-import { type PromptTiming, promptUntilArrived } from "./herdr-prompt.js";
+import { type Arrival, type PromptTiming, promptUntilArrived } from "./herdr-prompt.js";
 import { results } from "./herdr-schema.js";
 import { screenTail, visibleScreen } from "./herdr-screen.js";
 import { type AgentStart, agentNow, agentProcess, startAgent } from "./herdr-start.js";
@@ -117,12 +118,12 @@ async function newTab(program: ProgramContext, workspace: string, env: NodeJS.Pr
 }
 
 /** The transcript Herdr's Claude integration names (`agent_session`), when it names one. */
-async function sessionTranscript(name: string, seat: string, root: string, env: NodeJS.ProcessEnv) {
+async function sessionTranscript(name: string, at: Arrival, root: string, env: NodeJS.ProcessEnv) {
   const session = (await agentNow(name, env).catch(() => null))?.agent_session;
   if (!session) return undefined;
   if (session.kind === "path") return session.value;
   if (session.kind === "id" && /^[A-Za-z0-9-]+$/.test(session.value))
-    return join(seat, "projects", root.replace(/[^A-Za-z0-9]/g, "-"), `${session.value}.jsonl`);
+    return join(projectDirOf(at.seat, root, at.env), `${session.value}.jsonl`);
   return undefined;
 }
 
@@ -167,10 +168,15 @@ export async function startHerdr(
       env,
     };
     await startAgent(start);
-    const seat = seatOf(program.config);
-    await promptUntilArrived(start, prompt, { seat, sinceMs }, timing);
+    // The transcript folder is named as the manager names it: its manager.env may rename it.
+    const at: Arrival = {
+      seat: seatOf(program.config),
+      sinceMs,
+      env: managerTranscriptEnv(program.config.manager.env),
+    };
+    await promptUntilArrived(start, prompt, at, timing);
     const proc = await agentProcess(pane, s.kind, env);
-    const transcript = await sessionTranscript(name, seat, root, env);
+    const transcript = await sessionTranscript(name, at, root, env);
     return {
       launcher: "herdr",
       pane,

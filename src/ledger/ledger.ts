@@ -36,62 +36,17 @@ export async function commitAndPushLedger(
   opts: { root: string; program: string; now: number },
 ): Promise<LedgerResult> {
   const repo = resolve(opts.root, cfg.repo);
-  const notices: string[] = [];
   const none = (notice: string): LedgerResult => ({
     pushed: false,
     sha: null,
     committed: false,
-    notices: [...notices, notice],
+    notices: [notice],
   });
-  try {
-    if (!statSync(repo).isDirectory()) return none(`ledger: ${repo} is not a directory`);
-  } catch {
-    return none(`ledger: ${repo} does not exist`);
-  }
-  const top = await git(["rev-parse", "--show-toplevel"], { cwd: repo });
-  if (top.code !== 0) return none(`ledger: ${repo} is not a git repository`);
-  // A plain folder inside some other repository is not a ledger: `git add -A` there would
-  // commit that whole repository.
-  if (realpathSync(top.stdout.trim()) !== realpathSync(repo))
-    return none(
-      `ledger: ${repo} is not the top of a git repository (that is ${top.stdout.trim()})`,
-    );
-
-  const add = await git(["add", "-A"], { cwd: repo });
-  if (add.code !== 0) return none(gitFailure(add, "ledger: git add -A failed"));
-  // Exit 1 means something is staged; 0 means nothing changed (fine: there may still be an
-  // earlier commit to push).
-  const staged = await git(["diff", "--cached", "--quiet"], { cwd: repo });
-  let committed = false;
-  if (staged.code === 1) {
-    const message = `sheepdog save: ${opts.program} at ${iso(opts.now)}`;
-    let commit = await git(["commit", "-q", "--no-gpg-sign", "-m", message], { cwd: repo });
-    if (
-      commit.code !== 0 &&
-      /tell me who you are|empty ident|unable to auto-detect/i.test(commit.stderr)
-    ) {
-      // A machine with no git identity still keeps its ledger.
-      commit = await git(
-        [
-          "-c",
-          "user.name=sheepdog",
-          "-c",
-          `user.email=sheepdog@${hostname() || "localhost"}`,
-          "commit",
-          "-q",
-          "--no-gpg-sign",
-          "-m",
-          message,
-        ],
-        { cwd: repo },
-      );
-    }
-    if (commit.code !== 0) return none(gitFailure(commit, "ledger: git commit failed"));
-    committed = true;
-  } else if (staged.code !== 0) {
-    return none(gitFailure(staged, "ledger: git diff --cached failed"));
-  }
-
+  const problem = await notALedger(repo);
+  if (problem) return none(problem);
+  const commit = await commitChanges(repo, `sheepdog save: ${opts.program} at ${iso(opts.now)}`);
+  if (typeof commit === "string") return none(commit);
+  const committed = commit.committed;
   const head = await git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: repo });
   if (head.code !== 0) {
     return {
@@ -103,19 +58,73 @@ export async function commitAndPushLedger(
   }
   const sha = head.stdout.trim();
   faultPoint("ledger.after-commit");
-  const short = sha.slice(0, 12);
+  return pushCommit(cfg, repo, sha, committed);
+}
+
+/** Why `repo` cannot be a ledger, or null when it can. */
+async function notALedger(repo: string): Promise<string | null> {
+  try {
+    if (!statSync(repo).isDirectory()) return `ledger: ${repo} is not a directory`;
+  } catch {
+    return `ledger: ${repo} does not exist`;
+  }
+  const top = await git(["rev-parse", "--show-toplevel"], { cwd: repo });
+  if (top.code !== 0) return `ledger: ${repo} is not a git repository`;
+  // A plain folder inside some other repository is not a ledger: `git add -A` there would
+  // commit that whole repository.
+  if (realpathSync(top.stdout.trim()) !== realpathSync(repo))
+    return `ledger: ${repo} is not the top of a git repository (that is ${top.stdout.trim()})`;
+  return null;
+}
+
+/** Stages and commits every change; a notice (string) when git failed. */
+async function commitChanges(
+  repo: string,
+  message: string,
+): Promise<{ committed: boolean } | string> {
+  const add = await git(["add", "-A"], { cwd: repo });
+  if (add.code !== 0) return gitFailure(add, "ledger: git add -A failed");
+  // Exit 1 means something is staged; 0 means nothing changed (fine: there may still be an
+  // earlier commit to push).
+  const staged = await git(["diff", "--cached", "--quiet"], { cwd: repo });
+  if (staged.code === 0) return { committed: false };
+  if (staged.code !== 1) return gitFailure(staged, "ledger: git diff --cached failed");
+  let commit = await git(["commit", "-q", "--no-gpg-sign", "-m", message], { cwd: repo });
+  if (
+    commit.code !== 0 &&
+    /tell me who you are|empty ident|unable to auto-detect/i.test(commit.stderr)
+  ) {
+    // A machine with no git identity still keeps its ledger.
+    const identity = [
+      "-c",
+      "user.name=sheepdog",
+      "-c",
+      `user.email=sheepdog@${hostname() || "localhost"}`,
+    ];
+    commit = await git([...identity, "commit", "-q", "--no-gpg-sign", "-m", message], {
+      cwd: repo,
+    });
+  }
+  if (commit.code !== 0) return gitFailure(commit, "ledger: git commit failed");
+  return { committed: true };
+}
+
+async function pushCommit(
+  cfg: LedgerConfig,
+  repo: string,
+  sha: string,
+  committed: boolean,
+): Promise<LedgerResult> {
   // Push the exact sha: a success means the remote branch now holds this very commit.
   const push = await git(["push", "--porcelain", cfg.remote, `${sha}:refs/heads/${cfg.branch}`], {
     cwd: repo,
   });
   faultPoint("ledger.after-push");
-  if (push.code === 0) return { pushed: true, sha, committed, notices };
+  if (push.code === 0) return { pushed: true, sha, committed, notices: [] };
   const line = pushLine(push);
   const why = line?.startsWith("!")
     ? `${cfg.remote} refused: ${line.split("\t").slice(2).join(" ")}`
     : gitFailure(push, `cannot push to ${cfg.remote}`);
-  notices.push(
-    `ledger: not pushed (${why}); commit ${short} is kept locally and goes with the next save`,
-  );
-  return { pushed: false, sha, committed, notices };
+  const notice = `ledger: not pushed (${why}); commit ${sha.slice(0, 12)} is kept locally and goes with the next save`;
+  return { pushed: false, sha, committed, notices: [notice] };
 }

@@ -74,6 +74,15 @@ function lines(...parts: (string | null | false)[]): string {
   return parts.filter((p): p is string => typeof p === "string" && p !== "").join("\n");
 }
 
+/** What a page is composed from. */
+interface PageInput {
+  e: JournalEvent;
+  name: string;
+  arg: string;
+  why: string | null;
+  now: number;
+}
+
 /** Title, message (what happened, why, the one command that answers it), priority and tags. */
 export function composePage(
   kind: PageKind,
@@ -81,96 +90,101 @@ export function composePage(
   program: { name: string; arg: string },
   now: number,
 ): Page {
-  const { name, arg } = program;
-  const why = reasonOf(e);
-  switch (kind) {
-    case "stood_down":
-      return {
-        title: `${name} stood down`,
-        message: lines(
-          `sheepdog stood ${name} down; nothing starts until a person clears it.`,
-          why && `Reason: ${why}`,
-          `When it is fixed, run: sheepdog resume --program ${arg}`,
-        ),
-        priority: 5,
-        tags: ["rotating_light"],
-      };
-    case "tick_failed":
-      return {
-        title: `${name}: watchdog tick failed`,
-        message: lines(
-          `The watchdog tick of ${name} failed, so nothing is watching it until that is fixed.`,
-          why && `Error: ${why}`,
-          `See: sheepdog journal --program ${arg}`,
-        ),
-        priority: 4,
-        tags: ["warning"],
-      };
-    case "stuck_restart": {
-      const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
-      return {
-        title: `${name}: stuck manager restarted`,
-        message: lines(
-          `sheepdog stopped a stuck manager${pid} of ${name}; a fresh one starts.`,
-          why && `Reason: ${why}`,
-          `See: sheepdog status --program ${arg}`,
-        ),
-        priority: 3,
-        tags: ["arrows_counterclockwise"],
-      };
-    }
-    case "paused": {
-      const usage = e.window !== undefined || /limit|usage|%/i.test(why ?? "");
-      const until = typeof e.until === "string" ? e.until : undefined;
-      return {
-        title: usage ? `${name} paused at a usage limit` : `${name} paused`,
-        message: lines(
-          `${name} is paused; it lifts ${untilText(until, now)} and the watchdog carries on by itself.`,
-          why && `Reason: ${why}`,
-          `See: sheepdog status --program ${arg}`,
-        ),
-        priority: 3,
-        tags: ["pause_button"],
-      };
-    }
-    case "start_failed": {
-      const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
-      return {
-        title: `${name}: the manager did not start`,
-        message: lines(
-          `sheepdog could not start a manager of ${name}; it tries again on the next tick, and stands down after repeated failures.`,
-          why && `Reason: ${why}`,
-          screen && `The screen showed:\n${clip(screen, 1500)}`,
-          `See: sheepdog journal --program ${arg}`,
-        ),
-        priority: 4,
-        tags: ["warning"],
-      };
-    }
-    case "cleared":
-      return {
-        title: `${name} resumed`,
-        message: lines(
-          `A person cleared the stand-down of ${name}; the watchdog starts a manager on its next tick.`,
-          why && `Note: ${why}`,
-          `See: sheepdog status --program ${arg}`,
-        ),
-        priority: 2,
-        tags: ["white_check_mark"],
-      };
-    case "finished":
-      return {
-        title: `${name} finished`,
-        message: lines(
-          `The manager of ${name} says the backlog is done; nothing starts until it is reopened.`,
-          why && `Note: ${why}`,
-          `See: sheepdog journal --program ${arg} (more work: sheepdog reopen --program ${arg})`,
-        ),
-        priority: 2,
-        tags: ["checkered_flag"],
-      };
-  }
+  return composers[kind]({ e, name: program.name, arg: program.arg, why: reasonOf(e), now });
 }
+
+/** One composer per kind of page. */
+const composers: Record<PageKind, (p: PageInput) => Page> = {
+  stood_down: ({ name, arg, why }) => {
+    return {
+      title: `${name} stood down`,
+      message: lines(
+        `sheepdog stood ${name} down; nothing starts until a person clears it.`,
+        why && `Reason: ${why}`,
+        `When it is fixed, run: sheepdog resume --program ${arg}`,
+      ),
+      priority: 5,
+      tags: ["rotating_light"],
+    };
+  },
+  tick_failed: ({ name, arg, why }) => {
+    return {
+      title: `${name}: watchdog tick failed`,
+      message: lines(
+        `The watchdog tick of ${name} failed, so nothing is watching it until that is fixed.`,
+        why && `Error: ${why}`,
+        `See: sheepdog journal --program ${arg}`,
+      ),
+      priority: 4,
+      tags: ["warning"],
+    };
+  },
+  stuck_restart: ({ e, name, arg, why }) => {
+    const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+    return {
+      title: `${name}: stuck manager restarted`,
+      message: lines(
+        `sheepdog stopped a stuck manager${pid} of ${name}; a fresh one starts.`,
+        why && `Reason: ${why}`,
+        `See: sheepdog status --program ${arg}`,
+      ),
+      priority: 3,
+      tags: ["arrows_counterclockwise"],
+    };
+  },
+  paused: ({ e, name, arg, why, now }) => {
+    const usage = e.window !== undefined || /limit|usage|%/i.test(why ?? "");
+    const until = typeof e.until === "string" ? e.until : undefined;
+    return {
+      title: usage ? `${name} paused at a usage limit` : `${name} paused`,
+      message: lines(
+        `${name} is paused; it lifts ${untilText(until, now)} and the watchdog carries on by itself.`,
+        why && `Reason: ${why}`,
+        `See: sheepdog status --program ${arg}`,
+      ),
+      priority: 3,
+      tags: ["pause_button"],
+    };
+  },
+  start_failed: ({ e, name, arg, why }) => {
+    const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+    return {
+      title: `${name}: the manager did not start`,
+      message: lines(
+        `sheepdog could not start a manager of ${name}; it tries again on the next tick, and stands down after repeated failures.`,
+        why && `Reason: ${why}`,
+        screen && `The screen showed:\n${clip(screen, 1500)}`,
+        `See: sheepdog journal --program ${arg}`,
+      ),
+      priority: 4,
+      tags: ["warning"],
+    };
+  },
+  cleared: ({ name, arg, why }) => {
+    return {
+      title: `${name} resumed`,
+      message: lines(
+        `A person cleared the stand-down of ${name}; the watchdog starts a manager on its next tick.`,
+        why && `Note: ${why}`,
+        `See: sheepdog status --program ${arg}`,
+      ),
+      priority: 2,
+      tags: ["white_check_mark"],
+    };
+  },
+  finished: ({ name, arg, why }) => {
+    return {
+      title: `${name} finished`,
+      message: lines(
+        `The manager of ${name} says the backlog is done; nothing starts until it is reopened.`,
+        why && `Note: ${why}`,
+        `See: sheepdog journal --program ${arg} (more work: sheepdog reopen --program ${arg})`,
+      ),
+      priority: 2,
+      tags: ["checkered_flag"],
+    };
+  },
+};
 
 /** The stand-down page again, saying it is a reminder and for how long it has held. */
 export function composeReminder(

@@ -170,6 +170,20 @@ export function projectFolderName(cwd: string, env: NodeJS.ProcessEnv = process.
   return `${name.slice(0, PROJECT_NAME_MAX)}-${Math.abs(h).toString(36)}`;
 }
 
+/**
+ * The environment that decides a manager's transcript folder: a `CLAUDE_CODE_PROJECT_DIR_NAME`
+ * set in its program's `manager.env` reaches the manager and wins over ours.
+ * Every reader of a manager's transcripts (the refusal check, Herdr's prompt-arrival check)
+ * names its folder through this.
+ */
+export function managerTranscriptEnv(
+  managerEnv: Readonly<Record<string, string>>,
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const dirName = managerEnv.CLAUDE_CODE_PROJECT_DIR_NAME;
+  return dirName ? { ...base, CLAUDE_CODE_PROJECT_DIR_NAME: dirName } : base;
+}
+
 /** The folder Claude Code keeps a working directory's transcripts in, under a seat. */
 export function projectDirOf(
   seat: string,

@@ -14,7 +14,7 @@ import {
 } from "../usage/limit.js";
 import { type Reading, readReadings } from "../usage/readings.js";
 import { seatOf } from "../usage/seat.js";
-import { findTranscript, refusalAtEnd } from "../usage/transcript.js";
+import { findTranscript, managerTranscriptEnv, refusalAtEnd } from "../usage/transcript.js";
 import type { ClaimFacts, SeatRefusal } from "./facts.js";
 
 /** The manager whose transcript may end in a refusal, and the time a refusal must not predate. */
@@ -72,12 +72,11 @@ export function seatWithRefusal(
   let transcript: string | null = null;
   try {
     // The manager's own CLAUDE_CODE_PROJECT_DIR_NAME names its project folder, if it sets one.
-    const dirName = program.config.manager.env.CLAUDE_CODE_PROJECT_DIR_NAME;
     transcript = findTranscript({
       seat,
       cwd,
       ...(subject.manager ? { manager: subject.manager } : {}),
-      ...(dirName ? { env: { ...process.env, CLAUDE_CODE_PROJECT_DIR_NAME: dirName } } : {}),
+      env: managerTranscriptEnv(program.config.manager.env),
     });
   } catch {
     // no transcript to read: no evidence

@@ -119,29 +119,40 @@ export async function tickProgram(
     events.push(...(await pages(program, events, now)));
     return report(facts, d, actions);
   } catch (err) {
-    const message = (err as Error)?.message ?? String(err);
-    const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
-    try {
-      // The gaps are carried forward even by a failed tick: rewriting `at` must not lose them.
-      const last = facts ? null : readLastTick(program.stateDir);
-      const gaps = facts
-        ? gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy)
-        : gapsToRecord(last?.at ?? null, gapsOf(last), now, program.policy);
-      writeJsonAtomic(join(program.stateDir, LAST_TICK), {
-        at: iso(now),
-        decision: "tick_failed",
-        reason: message,
-        gaps,
-        facts,
-      });
-    } catch {
-      // the journal already says it
-    }
-    await pages(program, [...events, failed], now);
-    throw new TickFailed(program, message, facts);
+    return await failTick(program, err, facts, events, now);
   } finally {
     current = null;
   }
+}
+
+/** Journals `tick_failed`, rewrites last-tick.json as best it can, pages, and throws TickFailed. */
+async function failTick(
+  program: ProgramContext,
+  err: unknown,
+  facts: Facts | null,
+  events: JournalEvent[],
+  now: number,
+): Promise<never> {
+  const message = (err as Error)?.message ?? String(err);
+  const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
+  try {
+    // The gaps are carried forward even by a failed tick: rewriting `at` must not lose them.
+    const last = facts ? null : readLastTick(program.stateDir);
+    const gaps = facts
+      ? gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy)
+      : gapsToRecord(last?.at ?? null, gapsOf(last), now, program.policy);
+    writeJsonAtomic(join(program.stateDir, LAST_TICK), {
+      at: iso(now),
+      decision: "tick_failed",
+      reason: message,
+      gaps,
+      facts,
+    });
+  } catch {
+    // the journal already says it
+  }
+  await pages(program, [...events, failed], now);
+  throw new TickFailed(program, message, facts);
 }
 
 export class TickFailed extends Error {

@@ -4,6 +4,20 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 /** The built CLI the tests run: `$SHEEPDOG_CLI`, else dist/cli.js (built by `npm test`). */
+/** The keys of `save --json` (and `hand-over --json`), in order: DESIGN §4, exactly. */
+export const SAVE_KEYS = [
+  "program",
+  "saved_at",
+  "pushed",
+  "context_tokens",
+  "hand_over",
+  "hand_over_at",
+  "transcript",
+  "pause",
+  "stood_down",
+  "notices",
+];
+
 export const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
 
 export interface RunResult {

@@ -83,9 +83,10 @@ export function alive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
+    return state !== "Z" && state !== "X"; // a zombie (exited, not yet reaped) is dead
   } catch {
-    return true;
+    // Gone between the two looks on Linux; elsewhere there is no /proc to ask.
+    return process.platform !== "linux";
   }
 }
 

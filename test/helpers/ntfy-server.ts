@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 
 /** One message the server accepted (or refused, with `status`). */
 export interface Received {
@@ -72,6 +73,15 @@ export class NtfyServer {
   echoAuthInErrors = false;
   port = 0;
   private server: Server | null = null;
+
+  /** Forgets what arrived and drops every failure mode a test set. */
+  reset(): void {
+    this.received.length = 0;
+    this.heartbeats.length = 0;
+    this.token = null;
+    this.failWith = null;
+    this.echoAuthInErrors = false;
+  }
 
   get running(): boolean {
     return this.server !== null;
@@ -210,4 +220,23 @@ export class NtfyServer {
 /** Starts a fresh server on a free port. */
 export async function ntfyServer(): Promise<NtfyServer> {
   return new NtfyServer().start();
+}
+
+/**
+ * One server for a whole test file: started before its tests, stopped after them, and before
+ * each test emptied and back to a plain server (running again, on its port, if a test stopped it).
+ */
+export function useNtfyServer(): NtfyServer {
+  const server = new NtfyServer();
+  beforeAll(async () => {
+    await server.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  beforeEach(async () => {
+    server.reset();
+    if (!server.running) await server.start();
+  });
+  return server;
 }
