@@ -1,4 +1,4 @@
-// A real systemd user manager for end-to-end tests, as ../shared/systemd-real.md describes: in
+// A real systemd user manager for end-to-end tests, as the design notes (systemd-real.md) describe: in
 // a private mount namespace (a tmpfs over /run/systemd, so the host is never told it booted
 // with systemd), in cgroups of its own (`sheepdog-test-<pid>-<n>`), with scratch HOME and XDG
 // folders, and a journald of its own for its log. `systemctl --user` reaches it from outside
