@@ -1,12 +1,9 @@
-import { renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent } from "../journal/journal.js";
-import { identityOf } from "../process/identity.js";
 import { refreshClockStep } from "../util/clock-step.js";
 import { faultPoint } from "../util/fault-point.js";
 import { type ProgramReport, TickFailed, tickProgram } from "../watchdog/tick.js";
-import { readTickLock, TICK_LOCK } from "../watchdog/tick-lock.js";
+import { releaseOwnTickLock } from "../watchdog/tick-lock.js";
 
 /** The programs whose pass is running now (what a signal or a deadline must account for). */
 export const inFlight = new Set<ProgramContext>();
@@ -68,20 +65,11 @@ export async function abandonPasses(message: string): Promise<void> {
     }
   }
   await Promise.race([Promise.allSettled(paging), new Promise((r) => setTimeout(r, 5000).unref())]);
-  for (const program of programs) releaseOwnTickLock(program.stateDir);
-}
-
-/** Removes `tick.lock/` only when this very process (pid and start time) holds it. */
-export function releaseOwnTickLock(stateDir: string): void {
-  try {
-    const me = identityOf(process.pid);
-    const seen = readTickLock(stateDir, Number.POSITIVE_INFINITY);
-    if (!me || !seen.held || !seen.holder) return;
-    if (seen.holder.pid !== me.pid || seen.holder.start_time !== me.start_time) return;
-    const aside = join(stateDir, `.tick.lock.removed.${process.pid}.${Date.now()}`);
-    renameSync(join(stateDir, TICK_LOCK), aside);
-    rmSync(aside, { recursive: true, force: true });
-  } catch {
-    // the next tick breaks a lock whose holder is gone
+  for (const program of programs) {
+    try {
+      releaseOwnTickLock(program.stateDir);
+    } catch {
+      // the next tick breaks a lock whose holder is gone
+    }
   }
 }
