@@ -6,6 +6,16 @@ import type { Facts, Gap } from "./facts.js";
 export const ms = (text: string | null | undefined): number =>
   text ? Date.parse(text) : Number.NaN;
 
+/**
+ * The gap this tick finds (DESIGN §6): the watchdog last ran more than two intervals ago, so the
+ * host slept or the timer was held back. Null when there is none (or no last tick).
+ */
+export function currentGap(lastTickAt: string | null, now: number, interval: number): Gap | null {
+  const last = ms(lastTickAt);
+  if (!lastTickAt || Number.isNaN(last) || now - last <= 2 * interval) return null;
+  return { from: lastTickAt, to: new Date(now).toISOString() };
+}
+
 /** A span as epoch ms. */
 interface Span {
   from: number;
@@ -23,9 +33,8 @@ function gapSpans(facts: Facts, interval: number): Span[] {
     const to = ms(g.to);
     if (!Number.isNaN(from) && !Number.isNaN(to) && to > from) spans.push({ from, to });
   }
-  const last = ms(facts.last_tick_at);
-  const now = ms(facts.now);
-  if (!Number.isNaN(last) && now - last > 2 * interval) spans.push({ from: last, to: now });
+  const gap = currentGap(facts.last_tick_at, ms(facts.now), interval);
+  if (gap) spans.push({ from: ms(gap.from), to: ms(gap.to) });
   spans.sort((a, b) => a.from - b.from);
   let covered = Number.NEGATIVE_INFINITY;
   const out: Span[] = [];
@@ -69,9 +78,8 @@ export function gapsToRecord(
   policy: Pick<DecidePolicy, "interval" | "staleAfter" | "claimGrace">,
 ): Gap[] {
   const out = [...(gaps ?? [])];
-  const last = ms(lastTickAt);
-  if (lastTickAt && !Number.isNaN(last) && now - last > 2 * policy.interval)
-    out.push({ from: lastTickAt, to: new Date(now).toISOString() });
+  const gap = currentGap(lastTickAt, now, policy.interval);
+  if (gap) out.push(gap);
   const keep = 4 * Math.max(policy.staleAfter, policy.claimGrace);
   // A gap matters while a heartbeat from before it could still be fresh: while the time since it
   // ended, less the credit of the gaps after it, is within `keep`. (By wall time alone, a second

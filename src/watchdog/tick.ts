@@ -7,6 +7,7 @@ import { iso } from "../util/time.js";
 import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
+import { currentGap } from "./gaps.js";
 import { gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
@@ -43,14 +44,11 @@ async function pages(
  * judged on; the excess over one interval is what counts against no manager.
  */
 function journalSleepGap(program: ProgramContext, lastTickAt: string | null, now: number): void {
-  const last = lastTickAt ? Date.parse(lastTickAt) : Number.NaN;
   const interval = program.policy.interval;
-  if (Number.isNaN(last) || now - last <= 2 * interval) return;
-  appendEvent(
-    program.stateDir,
-    { type: "sleep_gap", from: lastTickAt, to: iso(now), discounted_ms: now - last - interval },
-    now,
-  );
+  const gap = currentGap(lastTickAt, now, interval);
+  if (!gap) return;
+  const discounted_ms = now - Date.parse(gap.from) - interval;
+  appendEvent(program.stateDir, { type: "sleep_gap", ...gap, discounted_ms }, now);
 }
 
 /** Called when the tick's own deadline passes mid-program, so the journal says so. */
