@@ -38,7 +38,10 @@ function load(values: { program?: string; all?: boolean }, from: number, to: num
       const program = openProgramAt(root);
       stateDir = program.stateDir;
       const events = readAllEvents(program.stateDir);
-      timelines.push(buildTimeline({ program: program.name, root, events, from, to }));
+      const pages_configured = program.config.page?.ntfy !== undefined;
+      timelines.push(
+        buildTimeline({ program: program.name, root, events, from, to, pages_configured }),
+      );
     } catch (err) {
       if (roots.length === 1 || !(err instanceof SheepdogError)) throw err;
       // --all: one broken program must not hide the others' night.
@@ -69,19 +72,7 @@ function jsonOf(timelines: readonly Timeline[], from: number, to: number, file: 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "report",
-    argv,
-    {
-      program: { type: "string" },
-      all: { type: "boolean" },
-      since: { type: "string" },
-      out: { type: "string" },
-      json: { type: "boolean" },
-      open: { type: "boolean" },
-    },
-    false,
-  );
+  const { values } = parseCommandArgs("report", argv);
   const to = Date.now();
   const from = parseSince(values.since ?? "24h", to);
   const loaded = load(values, from, to);

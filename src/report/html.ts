@@ -1,5 +1,5 @@
 import { formatDuration } from "../util/duration.js";
-import { stamp, zoneName } from "./axis.js";
+import { stamp, zoneDescription } from "../util/local-time.js";
 import { escapeHtml as esc } from "./escape.js";
 import { type NightNumbers, nightNumbers, spanText, standing, verdict } from "./numbers.js";
 import { timelineSvg } from "./svg.js";
@@ -25,6 +25,9 @@ h1{font-size:22px;margin:0 0 2px}h2{font-size:19px;margin:28px 0 2px}h3{font-siz
 .sw{display:inline-block;width:22px;height:11px;border-radius:2px}
 .sw.line{height:0;border-top:2px solid var(--hand);border-radius:0}
 .sw.tri{width:0;height:0;border-left:6px solid transparent;border-right:6px solid transparent;border-top:10px solid #3a6fd0;border-radius:0}
+.sw.tri.hollow{border-top-color:var(--stood);position:relative}
+.sw.tri.hollow::after{content:"";position:absolute;left:-3px;top:-8px;border-left:3px solid transparent;border-right:3px solid transparent;border-top:5px solid var(--bg)}
+.sw.diamond{width:9px;height:9px;background:var(--stood);transform:rotate(45deg);border-radius:0}
 .chart{overflow-x:auto;border:1px solid var(--line);border-radius:6px;background:#fff;padding:8px 4px 2px}
 svg.timeline{display:block;width:100%;min-width:900px;height:auto;font-family:inherit}
 .token-point{fill:var(--hand)}
@@ -87,7 +90,14 @@ const LEGEND: [string, string, string][] = [
   ["sw", "rgba(226,185,59,.45)", "paused"],
   ["sw", "rgba(214,69,69,.25)", "stood down"],
   ["sw hatched", "", "watchdog asleep (not counted)"],
-  ["sw tri", "", "page sent (red: urgent; hollow: not delivered)"],
+];
+
+/** The page markers, one legend entry per priority (ntfy's 1–5) and kind. */
+const MARKER_LEGEND: [string, string][] = [
+  ["var(--stood)", "urgent page"],
+  ["var(--stuck)", "high page"],
+  ["#3a6fd0", "page"],
+  ["#9aa4ae", "low page"],
 ];
 
 function legend(): string {
@@ -102,6 +112,12 @@ function legend(): string {
   });
   items.push(
     `<li><span class="sw" style="background:var(--dead);width:3px"></span>unplanned start</li>`,
+    ...MARKER_LEGEND.map(
+      ([color, text]) =>
+        `<li class="marker-key"><span class="sw tri" style="border-top-color:${color}"></span>${esc(text)}</li>`,
+    ),
+    `<li class="marker-key"><span class="sw tri hollow"></span>page not delivered</li>`,
+    `<li class="marker-key"><span class="sw diamond"></span>failed tick</li>`,
   );
   return `<ul class="legend">${items.join("")}</ul>`;
 }
@@ -216,7 +232,7 @@ function windowLine(t: Timeline): string {
     Date.parse(t.axis.from) > from && t.first_event_at
       ? `; its journal begins ${stamp(t.first_event_at)}`
       : "";
-  return `${stamp(from)} → ${stamp(to)} (${formatDuration(to - from)}${begins}; times in ${zoneName(to)})`;
+  return `${stamp(from)} → ${stamp(to)} (${formatDuration(to - from)}${begins}; times in ${zoneDescription(to)})`;
 }
 
 /** One program's section: verdict, chart, tables, numbers; or the "nothing happened" note. */

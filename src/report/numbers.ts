@@ -70,6 +70,8 @@ export function nightNumbers(t: Timeline): NightNumbers {
   const inWindow = (at: string | null) =>
     at !== null && Date.parse(at) >= from && Date.parse(at) <= to;
   const started = t.managers.filter((b) => inWindow(b.started_at));
+  // Planned and unplanned add up to the managers started; a failed start is counted apart.
+  const launched = started.filter((b) => b.ending !== "start_failed");
   const ended = (ending: ManagerBar["ending"]) =>
     t.managers.filter((b) => b.ending === ending && inWindow(b.ended_at));
   const handOvers = ended("hand_over");
@@ -84,9 +86,9 @@ export function nightNumbers(t: Timeline): NightNumbers {
   const gaps = t.spans.filter((s) => s.kind === "sleep_gap");
   return {
     managers: t.managers.length,
-    managers_started: started.filter((b) => b.ending !== "start_failed").length,
-    planned_starts: started.filter((b) => b.planned === true).length,
-    unplanned_starts: started.filter((b) => b.planned === false).length,
+    managers_started: launched.length,
+    planned_starts: launched.filter((b) => b.planned === true).length,
+    unplanned_starts: launched.filter((b) => b.planned === false).length,
     failed_starts: started.filter((b) => b.ending === "start_failed").length,
     hand_overs: handOvers.length,
     median_hand_over_tokens: median(
@@ -105,7 +107,7 @@ export function nightNumbers(t: Timeline): NightNumbers {
     pages_sent: t.markers.filter((m) => m.kind === "paged").length,
     pages_failed: t.markers.filter((m) => m.kind === "page_failed").length,
     ticks_failed: t.markers.filter((m) => m.kind === "tick_failed").length,
-    saves: t.tokens.length,
+    saves: t.saves,
   };
 }
 
@@ -122,8 +124,8 @@ export function verdict(t: Timeline, n: NightNumbers): string {
   const parts = [plural(n.managers, "manager")];
   const restarts = n.unplanned_starts;
   if (restarts > 0) {
-    const why = [n.dead ? `${n.dead} dead` : "", n.stuck_stopped ? `${n.stuck_stopped} stuck` : ""]
-      .filter(Boolean)
+    const why = restartCauses(t)
+      .map(([cause, count]) => `${count} ${cause}`)
       .join(", ");
     parts.push(`${plural(restarts, "unplanned restart")}${why ? ` (${why})` : ""}`);
   } else if (n.managers_started > 0) {
@@ -144,6 +146,32 @@ export function verdict(t: Timeline, n: NightNumbers): string {
       `${plural(n.pages_sent, "page")} sent${n.pages_failed ? `, ${n.pages_failed} not delivered` : ""}`,
     );
   return parts.join(", ");
+}
+
+const CAUSE: Partial<Record<ManagerBar["ending"], string>> = {
+  dead: "after a death",
+  stuck_stopped: "after a stuck stop",
+  never_claimed: "after a start that never claimed",
+  start_failed: "after a failed start",
+};
+
+/**
+ * What came before each unplanned start in the window, counted: the ending of the manager
+ * before it. The counts add up to the number of unplanned starts (a death that a stand-down or
+ * a planned start followed is no restart, so it is not counted here).
+ */
+export function restartCauses(t: Timeline): [string, number][] {
+  const from = Date.parse(t.window.from);
+  const to = Date.parse(t.window.to);
+  const counts = new Map<string, number>();
+  t.managers.forEach((b, i) => {
+    const at = b.started_at === null ? Number.NaN : Date.parse(b.started_at);
+    if (b.planned !== false || b.ending === "start_failed" || !(at >= from && at <= to)) return;
+    const before = i > 0 ? t.managers[i - 1] : undefined;
+    const cause = (before && CAUSE[before.ending]) ?? "for another reason";
+    counts.set(cause, (counts.get(cause) ?? 0) + 1);
+  });
+  return [...counts.entries()];
 }
 
 /** Where the program stands at the end of the window, in a few words. */

@@ -1,4 +1,5 @@
-import { axisTicks, clock, stamp } from "./axis.js";
+import { clock, stamp } from "../util/local-time.js";
+import { axisTicks } from "./axis.js";
 import { escapeHtml as esc } from "./escape.js";
 import { kTokens, type ManagerBar, type Marker, type Span, type Timeline } from "./timeline.js";
 
@@ -7,7 +8,8 @@ import { kTokens, type ManagerBar, type Marker, type Span, type Timeline } from 
 // carries a <title>, so hovering shows the details without any script.
 
 const W = 1100;
-const LEFT = 96;
+// Wide enough for the longest row label ("#123 unplanned") at the gutter font size.
+const LEFT = 124;
 const RIGHT = 28;
 const PAGES_Y = 14;
 const TOKENS_TOP = 34;
@@ -55,6 +57,7 @@ export function timelineSvg(t: Timeline): string {
     tokensSvg(t, s),
     lanesSvg(t.managers, s, compact),
     markersSvg(t.markers, s, lanesBottom),
+    pagesNote(t),
     axisSvg(s, lanesBottom),
     "</svg>",
   ];
@@ -90,18 +93,40 @@ function spanTitle(sp: Span): string {
   return `${SPAN_WORD[sp.kind]}${until}: ${when}\n${sp.reason}${discounted}`;
 }
 
+/** Rough width of a span label at its font size (no layout engine here). */
+const labelWidth = (text: string) => text.length * 6.4 + 6;
+const SPAN_LABEL_ROW = 13;
+
 function spansSvg(spans: readonly Span[], s: Scale, bottom: number): string {
-  return spans
+  // Labels go in the first row where they overlap no label already placed, so a gap inside a
+  // stand-down (or two spans side by side) keeps both words readable.
+  const rowEnds: number[] = [];
+  return [...spans]
+    .sort((a, b) => Date.parse(a.from) - Date.parse(b.from))
     .map((sp) => {
       const x0 = s.x(sp.from);
       const w = Math.max(s.x(sp.to) - x0, 2);
-      const label =
-        w > 54
-          ? `<text class="span-label" x="${f1(x0 + 4)}" y="${TOKENS_TOP + 12}">${esc(SPAN_WORD[sp.kind])}</text>`
-          : "";
+      const word = SPAN_WORD[sp.kind];
+      let label = "";
+      if (w > 54) {
+        const lx = x0 + 4;
+        let row = rowEnds.findIndex((end) => end <= lx);
+        if (row < 0) row = rowEnds.length;
+        rowEnds[row] = lx + labelWidth(word);
+        label = `<text class="span-label" x="${f1(lx)}" y="${TOKENS_TOP + 12 + row * SPAN_LABEL_ROW}">${esc(word)}</text>`;
+      }
       return `<g class="span ${sp.kind}" data-kind="${sp.kind}"><title>${esc(spanTitle(sp))}</title><rect x="${f1(x0)}" y="${TOKENS_TOP}" width="${f1(w)}" height="${bottom - TOKENS_TOP}"/>${label}</g>`;
     })
     .join("\n");
+}
+
+/** A word in the pages row when it has no marker: none sent, or none configured. */
+function pagesNote(t: Timeline): string {
+  if (t.markers.some((m) => m.kind !== "tick_failed")) return "";
+  const text = t.pages_configured
+    ? "no page sent in this window"
+    : "pages are not configured (page.ntfy in program.json): nobody was told of anything";
+  return `<text class="empty-note pages-note" x="${LEFT + 8}" y="${PAGES_Y + 4}">${esc(text)}</text>`;
 }
 
 /** A round maximum for the token scale: 1, 2 or 5 times a power of ten, at least `max`. */
@@ -199,11 +224,17 @@ function barSvg(b: ManagerBar, s: Scale, row: number, labelled: boolean): string
     shapes.push(
       `<rect class="starting" x="${f1(start)}" y="${f1(y + BAR_H / 2 - 2)}" width="${f1(claimed - start)}" height="4"/>`,
     );
-  if (claimed === null)
+  if (claimed === null) {
+    // Never claimed: alive at its start, and when it went is not known, so only the start is
+    // solid and the rest, up to what ended it (the next start, a stop, a stand-down), hatched.
     shapes.push(
-      `<rect class="body unclaimed" x="${f1(start)}" y="${f1(y)}" width="${f1(Math.max(end - start, 3))}" height="${BAR_H}"/>`,
+      `<rect class="body unclaimed" x="${f1(start)}" y="${f1(y)}" width="3" height="${BAR_H}"/>`,
     );
-  else {
+    if (end > start + 3.5)
+      shapes.push(
+        `<rect class="tail" x="${f1(start + 3)}" y="${f1(y)}" width="${f1(end - start - 3)}" height="${BAR_H}"/>`,
+      );
+  } else {
     shapes.push(
       `<rect class="body" x="${f1(solidFrom)}" y="${f1(y)}" width="${f1(Math.max(tailFrom - solidFrom, 3))}" height="${BAR_H}" rx="2"/>`,
     );

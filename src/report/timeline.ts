@@ -94,6 +94,10 @@ export interface Timeline {
   tokens: TokenPoint[];
   spans: Span[];
   markers: Marker[];
+  /** Every save journaled in the window, whether or not it knew the context size. */
+  saves: number;
+  /** Whether the program has pages set up (page.ntfy): an empty pages row then means none. */
+  pages_configured: boolean;
 }
 
 export interface TimelineInput {
@@ -103,6 +107,7 @@ export interface TimelineInput {
   events: readonly JournalEvent[];
   from: number;
   to: number;
+  pages_configured?: boolean;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
@@ -167,6 +172,8 @@ export function buildTimeline(input: TimelineInput): Timeline {
     tokens,
     spans: shownSpans,
     markers,
+    saves: events.filter((e) => e.type === "saved" && inWindow(e.at)).length,
+    pages_configured: input.pages_configured === true,
   };
 }
 
@@ -282,6 +289,10 @@ function applyEvent(r: Replaying, e: JournalEvent): void {
       // for: a manager still holding the claim here was found dead, and its claim is left.
       const holder = r.bars.findLast((x) => x.ending === null && x.claimed_at !== null);
       end(holder, "dead", e.at, str(e.reason));
+      // A start that never claimed is over too: nothing is started until `resume`, so its
+      // bar must not run on across the whole stand-down.
+      for (const x of r.bars)
+        if (x.ending === null && x.claimed_at === null) end(x, "never_claimed", e.at, null);
       break;
     }
   }

@@ -1,17 +1,29 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./cli.js";
 
 // Real headless Chromium (Debian's `chromium`, which .ci/run installs when missing) opening a
 // report from a file: a screenshot, the DOM it rendered, and its network log.
 
-export function chromiumBinary(): string {
-  const found = [process.env.CHROMIUM, "chromium", "chromium-browser"]
+/** How to get the browser these tests open a report in. */
+export const CHROMIUM_INSTALL =
+  "apt-get install chromium (Debian's package), or set CHROMIUM=/path/to/chrome";
+
+function findChromium(): string | undefined {
+  return [process.env.CHROMIUM, "chromium", "chromium-browser"]
     .filter((c): c is string => Boolean(c))
     .find((c) => spawnSync(c, ["--version"], { encoding: "utf8" }).status === 0);
-  if (!found)
-    throw new Error("no chromium on PATH: install Debian's chromium (.ci/run does when missing)");
+}
+
+/** Why Chromium cannot be used here, or null when it can. */
+export function chromiumMissing(): string | null {
+  return findChromium() ? null : "no chromium on PATH";
+}
+
+export function chromiumBinary(): string {
+  const found = findChromium();
+  if (!found) throw new Error(`no chromium on PATH: ${CHROMIUM_INSTALL}`);
   return found;
 }
 
@@ -73,4 +85,54 @@ export function render(file: string, size = "1280,1500"): Rendered {
   if (r.status !== 0) throw new Error(`chromium --dump-dom exited ${r.status}: ${r.stderr}`);
   if (!existsSync(shot)) throw new Error("chromium wrote no screenshot");
   return { dom: r.stdout, pageRequests: pageRequestsOf(netLog), png: readFileSync(shot) };
+}
+
+export interface LabelBox {
+  text: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface Layout {
+  /** The managers' row labels, in SVG user units (the chart's viewBox starts at 0). */
+  rowLabels: LabelBox[];
+  spanLabels: LabelBox[];
+}
+
+/**
+ * How Chromium laid out a report's chart: a copy of the page with a script that measures the
+ * labels (the report itself has no script), its answer read back from the dumped DOM.
+ */
+export function layoutOf(file: string): Layout {
+  const measure = `<script>
+const box = (el) => { const b = el.getBBox(); return { text: el.textContent, x: b.x, y: b.y, w: b.width, h: b.height }; };
+const out = {
+  rowLabels: [...document.querySelectorAll("text.row-label")].map(box),
+  spanLabels: [...document.querySelectorAll("text.span-label")].map(box),
+};
+const pre = document.createElement("pre");
+pre.id = "layout";
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>`;
+  const dir = tempDir("sheepdog-layout-");
+  const copy = join(dir, "measured.html");
+  writeFileSync(copy, readFileSync(file, "utf8").replace("</body>", `${measure}</body>`));
+  const r = spawnSync(
+    chromiumBinary(),
+    [
+      ...FLAGS,
+      `--user-data-dir=${join(dir, "u")}`,
+      "--window-size=1280,1500",
+      "--dump-dom",
+      `file://${copy}`,
+    ],
+    { encoding: "utf8", timeout: 60_000, maxBuffer: 256 * 1024 * 1024 },
+  );
+  if (r.status !== 0) throw new Error(`chromium --dump-dom exited ${r.status}: ${r.stderr}`);
+  const json = /<pre id="layout">([^<]*)<\/pre>/.exec(r.stdout)?.[1];
+  if (!json) throw new Error("the measuring script left no layout in the DOM");
+  return JSON.parse(json.replace(/&quot;/g, '"').replace(/&amp;/g, "&")) as Layout;
 }
