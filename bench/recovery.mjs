@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { median } from "./lib.mjs";
 
-const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.cjs");
 const MANAGER = resolve("test/fixtures/fake-manager.mjs");
 const trials = Number(process.env.BENCH_TRIALS) || 20;
 const timerS = Number.parseInt(process.env.BENCH_TIMER_INTERVAL ?? "5", 10);

@@ -2,14 +2,14 @@
 // reads the same files). The journal is a month of a busy program: managers that start, claim,
 // save every 30 s, hand over; a death, a pause and a page now and then. One case adds a
 // rotation (a 10 MB journal.1.jsonl beside a fresh journal.jsonl).
-// Run: node bench/report.mjs   (default CLI: dist/cli.js)
+// Run: node bench/report.mjs   (default CLI: dist/cli.cjs)
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { measure, report } from "./lib.mjs";
 
-const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.cjs");
 const runs = Number(process.env.BENCH_RUNS) || 9;
 const MB = 1024 * 1024;
 const homes = [];

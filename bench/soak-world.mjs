@@ -23,7 +23,7 @@ export function privateBuild(home) {
   cpSync(from, join(app, "dist"), { recursive: true });
   cpSync(resolve("package.json"), join(app, "package.json"));
   symlinkSync(resolve("node_modules"), join(app, "node_modules"));
-  return join(app, "dist", "cli.js");
+  return join(app, "dist", "cli.cjs");
 }
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
 

@@ -1,14 +1,14 @@
 // A no-op tick (a healthy manager: a live process holding the claim with a fresh heartbeat)
 // for 1, 10 and 50 programs with --all, against bare `node -e 0`.
 // Goals: one program ≤ 2.5× bare node; 50 programs ≤ 4× the one-program time.
-// Run: SHEEPDOG_CLI=/tmp/sd-x/cli.js node bench/tick.mjs   (default: dist/cli.js, what the installed timer runs)
+// Run: SHEEPDOG_CLI=/tmp/sd-x/cli.cjs node bench/tick.mjs   (default: dist/cli.cjs, what the installed timer runs)
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { measure, report } from "./lib.mjs";
 
-const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.cjs");
 const runs = Number(process.env.BENCH_RUNS) || 15;
 const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 3600e3)"], { stdio: "ignore" });
 const homes = [];

@@ -3,7 +3,7 @@
 // towards sheepdog (claims, saves on a cadence, grows a transcript, hands over) without a model.
 //
 // Environment (all optional):
-//   SHEEPDOG_CLI          the sheepdog CLI to call (default: ../dist/cli.js beside this file)
+//   SHEEPDOG_CLI          the sheepdog CLI to call (default: ../dist/cli.cjs beside this file)
 //   TOY_SAVE_EVERY_MS     time between saves (default 700)
 //   TOY_TOKENS_PER_SAVE   how much the context grows per save (default 30000)
 //   TOY_START_TOKENS      context at the first save (default 20000)
@@ -13,7 +13,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const cli = process.env.SHEEPDOG_CLI || fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const cli = process.env.SHEEPDOG_CLI || fileURLToPath(new URL("../dist/cli.cjs", import.meta.url));
 const root = process.env.SHEEPDOG_PROGRAM || process.cwd();
 const every = Number(process.env.TOY_SAVE_EVERY_MS || 700);
 const step = Number(process.env.TOY_TOKENS_PER_SAVE || 30000);

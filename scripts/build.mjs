@@ -1,13 +1,16 @@
-// Bundles the CLI with one chunk per command, so each command loads only what it runs.
-// The hot commands (run on every statusline update, every save, every tick) are also built as
-// single files: one module to load instead of a dozen chunks is most of their start-up cost.
-import { readdirSync, rmSync } from "node:fs";
+// Bundles the CLI as CommonJS: `dist/cli.cjs` (the dispatcher) and one file per command in
+// `dist/commands/`, so a command loads its own file and nothing else, without Node's ESM loader.
+// Measured on the 2-core VM: a command as one CommonJS file starts 10–25 % sooner than the same
+// code as ES module chunks. The dependencies a command reaches only on a rare path and only by
+// a dynamic import (execa when a tool is spawned, pidusage for evidence, chokidar and node-cron
+// for watch) are bundles of their own in `dist/vendor/`: V8 still reads and pre-parses
+// whatever a file holds, and execa alone is half of the tick's bundle.
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
 const commands = readdirSync("src/commands")
   .filter((f) => f.endsWith(".ts"))
-  .map((f) => `src/commands/${f}`);
-const HOT = ["save", "tick"];
+  .map((f) => f.slice(0, -3));
 
 // SHEEPDOG_DIST lets parallel work build to its own folder without racing on dist/.
 const outdir = process.env.SHEEPDOG_DIST || "dist";
@@ -15,51 +18,62 @@ rmSync(outdir, { recursive: true, force: true });
 
 const common = {
   bundle: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20.19",
   minify: false,
   sourcemap: false,
   legalComments: "none",
-  // CommonJS dependencies call require(); an ESM bundle must provide it.
-  banner: {
-    js: 'import { createRequire as __sheepdogCreateRequire } from "node:module"; const require = __sheepdogCreateRequire(import.meta.url);',
-  },
+  // The sources are ES modules: in a CommonJS file `import.meta.url` is this file's own URL.
+  banner: { js: 'var __sheepdog_url = require("node:url").pathToFileURL(__filename).href;' },
+  define: { "import.meta.url": "__sheepdog_url" },
+  // A dynamic import of a vendor bundle becomes require(): Node's import() of a CommonJS file
+  // would see only its default export.
+  supported: { "dynamic-import": false },
   logLevel: "warning",
 };
 
-await build({
-  ...common,
-  entryPoints: ["src/cli.ts", ...commands],
-  outdir,
-  outbase: "src",
-  splitting: true,
-  chunkNames: "chunks/[name]-[hash]",
-});
-
-// A hot command's static code in one file (built alone, so nothing it loads at start is split
-// off into a chunk shared with other commands); what it loads only when acting stays in chunks.
-for (const name of HOT) {
+/** Loaded on first use only: `import("execa")` in a command becomes `require("../vendor/execa.cjs")`. */
+const VENDOR = ["execa", "pidusage", "chokidar", "node-cron"];
+const vendorOutside = {
+  name: "vendor-outside",
+  setup(b) {
+    const only = new RegExp(`^(${VENDOR.join("|")})$`);
+    b.onResolve({ filter: only }, (args) =>
+      args.kind === "dynamic-import"
+        ? { path: `../vendor/${args.path}.cjs`, external: true }
+        : undefined,
+    );
+  },
+};
+for (const name of VENDOR) {
   await build({
     ...common,
-    entryPoints: [`src/commands/${name}.ts`],
-    outdir: `${outdir}/hot`,
-    outbase: "src/commands",
-    splitting: true,
-    chunkNames: "chunks/[name]-[hash]",
+    stdin: { contents: `module.exports = require("${name}");`, resolveDir: ".", loader: "js" },
+    outfile: `${outdir}/vendor/${name}.cjs`,
   });
 }
 
-// The statusline and the hooks: one CommonJS file each (no ESM loader at start-up), run by
-// bin/sheepdog.cjs.
+await build({ ...common, entryPoints: ["src/cli.ts"], outfile: `${outdir}/cli.cjs` });
+await build({
+  ...common,
+  entryPoints: commands.map((c) => `src/commands/${c}.ts`),
+  outdir: `${outdir}/commands`,
+  outExtension: { ".js": ".cjs" },
+  plugins: [vendorOutside],
+});
+
+// The statusline and the hooks start straight from bin/sheepdog.cjs, without the dispatcher.
 for (const name of ["statusline", "hook"]) {
   await build({
     ...common,
-    banner: {},
     entryPoints: [`src/hot-${name}.ts`],
     outfile: `${outdir}/hot/${name}.cjs`,
-    format: "cjs",
-    // util/lazy.ts uses the CommonJS `require` when there is one; import.meta is dead code here.
-    logOverride: { "empty-import-meta": "silent" },
   });
 }
+
+// Timers and agents installed by earlier builds run `dist/cli.js`: it stays, and hands over.
+writeFileSync(
+  `${outdir}/cli.js`,
+  '// Kept for timers installed by earlier builds (they run dist/cli.js); the CLI is cli.cjs.\nimport "./cli.cjs";\n',
+);

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { COMMAND_SPECS, type CommandSpec } from "./cli-spec.js";
 import { EXIT } from "./errors.js";
 import { finish } from "./run-command.js";
 import { applyClockStep } from "./util/clock-step.js";
@@ -9,97 +11,90 @@ export interface CommandModule {
   run(argv: string[]): Promise<number>;
 }
 
-// Each command is its own chunk: `statusline` never loads what `tick` needs.
-const COMMANDS: Record<string, () => Promise<CommandModule>> = {
-  init: () => import("./commands/init.js"),
-  check: () => import("./commands/check.js"),
-  claim: () => import("./commands/claim.js"),
-  save: () => import("./commands/save.js"),
-  journal: () => import("./commands/journal.js"),
-  tick: () => import("./commands/tick.js"),
-  status: () => import("./commands/status.js"),
-  resume: () => import("./commands/resume.js"),
-  pause: () => import("./commands/pause.js"),
-  unpause: () => import("./commands/unpause.js"),
-  finish: () => import("./commands/finish.js"),
-  reopen: () => import("./commands/reopen.js"),
-  "hand-over": () => import("./commands/hand-over.js"),
-  statusline: () => import("./commands/statusline.js"),
-  hook: () => import("./commands/hook.js"),
-  usage: () => import("./commands/usage.js"),
-  "merge-lock": () => import("./commands/merge-lock.js"),
-  page: () => import("./commands/page.js"),
-  install: () => import("./commands/install.js"),
-  uninstall: () => import("./commands/uninstall.js"),
-  doctor: () => import("./commands/doctor.js"),
-  watch: () => import("./commands/watch.js"),
-  demo: () => import("./commands/demo.js"),
-  report: () => import("./commands/report.js"),
-};
+const here = createRequire(import.meta.url);
 
-const HELP = `sheepdog — keeps unattended AI coding loops alive
+/** Every command with a module of its own (`version` is answered here). */
+const COMMANDS = Object.keys(COMMAND_SPECS).filter((c) => c !== "version");
 
-  sheepdog init DIR [--name N] [--launcher command|tmux|herdr] [--json]
-  sheepdog check [--json]
-  sheepdog tick  [--all] [--dry-run] [--json]
-  sheepdog status [--all] [--json]
-  sheepdog claim acquire|release|show [--pid N] [--break-stale] [--force --note T] [--json]
-  sheepdog save [--pid N] [--transcript PATH] [--progress TEXT]
-  sheepdog hand-over --note TEXT [--pid N] [--transcript PATH] [--progress TEXT]
-  sheepdog finish --note TEXT [--pid N] [--json]  |  sheepdog reopen [--json]
-  sheepdog statusline                 (Claude Code statusLine: stdin JSON → one line)
-  sheepdog hook stop-failure          (Claude Code StopFailure hook: stdin JSON)
-  sheepdog usage [--seat DIR] [--json]
-  sheepdog merge-lock acquire|release|show [--pid N] [--item ID] [--stale] [--json]
-  sheepdog pause --until WHEN  |  sheepdog unpause  |  sheepdog resume   (each [--json])
-  sheepdog page --test [--json]
-  sheepdog install launchd|systemd [--all] [--interval 5m] [--watch] [--dry-run] [--json]
-  sheepdog uninstall launchd|systemd [--all] [--dry-run] [--json]
-  sheepdog doctor [--json]
-  sheepdog journal [--since 1h] [--json]
-  sheepdog report [--all] [--since 24h] [--out FILE] [--open] [--json]
-  sheepdog demo
-  sheepdog watch [--all] [--json]     (resident mode: reacts in seconds)
-
-Every command that concerns a program takes --program NAME|PATH.
-Exit codes: 0 done, 1 failed, 2 bad usage/config/input, 3 refused.`;
-
-// Built whole by scripts/build.mjs: one module to load instead of a dozen chunks.
-const HOT = new Set(["save", "tick"]);
-
-async function loadHot(
-  name: string,
-  fallback: () => Promise<CommandModule>,
-): Promise<CommandModule> {
-  const url = new URL(`./hot/${name}.js`, import.meta.url);
-  try {
-    return (await import(url.href)) as CommandModule;
-  } catch (err) {
-    if ((err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
-    return fallback();
-  }
+/** A command's own CommonJS file, built whole (scripts/build.mjs): it loads nothing else. */
+function loadCommand(name: string): CommandModule {
+  return here(`./commands/${name}.cjs`) as CommandModule;
 }
 
-export function register(name: string, load: () => Promise<CommandModule>): void {
-  COMMANDS[name] = load;
+const FOOTER = `Every command that concerns a program takes --program NAME|PATH.
+Exit codes: 0 done, 1 failed, 2 bad usage/config/input, 3 refused.
+sheepdog COMMAND --help explains each of its options.`;
+
+/** The whole help: every command's synopsis. */
+function overview(): string {
+  const lines = (Object.values(COMMAND_SPECS) as CommandSpec[]).flatMap((spec) =>
+    spec.usage.map((u) => `  sheepdog ${u}`),
+  );
+  return `sheepdog — keeps unattended AI coding loops alive\n\n${lines.join("\n")}\n\n${FOOTER}`;
+}
+
+/** Words of `text` in lines of at most `width` characters (a longer word stands alone). */
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...out, line];
+}
+
+/** Two columns, the first padded to its widest cell, the second wrapped to the terminal. */
+function columns(rows: [string, string][], indent: string): string {
+  const first = Math.max(...rows.map(([a]) => a.length));
+  const total = Math.max(60, Math.min(process.stdout.columns || 100, 120));
+  const rest = Math.max(30, total - indent.length - first - 2);
+  const pad = " ".repeat(indent.length + first + 2);
+  return rows
+    .map(([a, b]) => {
+      const [head, ...more] = wrap(b, rest);
+      return [`${indent}${a.padEnd(first)}  ${head}`, ...more.map((m) => `${pad}${m}`)].join("\n");
+    })
+    .join("\n");
+}
+
+/** One command's help: its synopsis, what it is for, and a line per option. */
+function commandUsage(spec: CommandSpec): string {
+  const usage = spec.usage.map((u) => `  sheepdog ${u}`).join("\n");
+  const options = Object.entries(spec.options).map(([flag, o]): [string, string] => [
+    `--${flag}${o.type === "string" ? ` ${o.arg ?? "VALUE"}` : ""}`,
+    o.help,
+  ]);
+  options.push(["--help", "this help"]);
+  return `usage:\n${usage}\n\n${spec.about}\n\noptions:\n${columns(options, "  ")}\n`;
+}
+
+/** sheepdog's version, from the package.json that ships beside dist/. */
+function version(): string {
+  try {
+    const url = new URL("../package.json", import.meta.url);
+    return (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version;
+  } catch {
+    return "unknown";
+  }
 }
 
 /** An unknown command: exit 2, with the nearest command when it looks like a typo. */
 function unknownCommand(name: string): number {
-  const near = nearest(name, Object.keys(COMMANDS));
+  const near = nearest(name, [...COMMANDS, "version"]);
   process.stderr.write(
     `sheepdog: unknown command ${JSON.stringify(name)}${near ? ` (did you mean ${near}?)` : ""}; sheepdog --help lists them\n`,
   );
   return EXIT.usage;
 }
 
-/** `sheepdog help COMMAND`, `sheepdog COMMAND --help`: that command's lines of the help. */
+/** `sheepdog help COMMAND`, `sheepdog COMMAND --help`: that command's synopsis and options. */
 function commandHelp(name: string): number {
-  if (!COMMANDS[name]) return unknownCommand(name);
-  const mine = (l: string) => l.includes(`sheepdog ${name} `) || l.endsWith(`sheepdog ${name}`);
-  const lines = HELP.split("\n").filter(mine);
-  const footer = HELP.split("\n").slice(-2);
-  process.stdout.write(`usage:\n${lines.join("\n")}\n\n${footer.join("\n")}\n`);
+  const spec = (COMMAND_SPECS as Record<string, CommandSpec>)[name];
+  if (!spec) return unknownCommand(name);
+  process.stdout.write(commandUsage(spec));
   return EXIT.ok;
 }
 
@@ -107,27 +102,44 @@ async function main(argv: string[]): Promise<number | undefined> {
   const [name, ...rest] = argv;
   if (name === "help" && rest[0] !== undefined) return commandHelp(rest[0]);
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
-    process.stdout.write(`${HELP}\n`);
+    (name === undefined ? process.stderr : process.stdout).write(`${overview()}\n`);
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
-  if (name === "--version" || name === "-V") {
-    process.stdout.write("sheepdog 0.1.0\n");
+  const asksHelp = rest.includes("--help") || rest.includes("-h");
+  if (name === "--version" || name === "-v" || name === "-V" || (name === "version" && !asksHelp)) {
+    process.stdout.write(`sheepdog ${version()}\n`);
     return EXIT.ok;
   }
-  const load = COMMANDS[name];
-  if (!load) return unknownCommand(name);
+  if (name === "version") return commandHelp(name);
+  if (!COMMANDS.includes(name)) return unknownCommand(name);
   // Before `--`, a --help anywhere asks for help, whatever else is on the line.
   const options = rest.indexOf("--") < 0 ? rest : rest.slice(0, rest.indexOf("--"));
   if (options.includes("--help") || options.includes("-h")) return commandHelp(name);
   if (name === "statusline" || name === "hook") {
     // The same CommonJS bundle bin/sheepdog.cjs runs; it sets its own exit code.
-    createRequire(import.meta.url)(`./hot/${name}.cjs`);
+    here(`./hot/${name}.cjs`);
     return undefined;
   }
   process.title = `sheepdog ${name}`;
   applyClockStep();
-  const command = HOT.has(name) ? await loadHot(name, load) : await load();
-  return command.run(rest);
+  return loadCommand(name).run(rest);
 }
 
+/**
+ * A reader that went away (`sheepdog journal | head -1`) ends output quietly. A command that
+ * only reads ends there; one that acts (a tick, a save) goes on to its end with nothing more
+ * printed, since stopping half-way through an act would be worse than a lost line.
+ */
+const READ_ONLY = new Set(["journal", "status", "usage", "doctor", "check", "help", "report"]);
+function quietOnClosedPipe(command: string | undefined): void {
+  let closed = false;
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE" && !closed) throw err;
+    closed = true;
+    if (command === undefined || READ_ONLY.has(command) || command.startsWith("-"))
+      process.exit(process.exitCode ?? 0);
+  });
+}
+
+quietOnClosedPipe(process.argv[2]);
 finish(main(process.argv.slice(2)));

@@ -4,14 +4,17 @@ import { sheepdog } from "./helpers/cli.js";
 
 describe("sheepdog help and usage errors", () => {
   it.each([
-    [["tick", "--help"], /sheepdog tick +\[--all\] \[--dry-run\] \[--json\]/],
-    [["help", "tick"], /sheepdog tick +\[--all\]/],
-    [["claim", "show", "-h"], /sheepdog claim acquire\|release\|show/],
-    [["statusline", "--help"], /^ {2}sheepdog statusline +\(Claude Code statusLine/m],
-    [["hook", "--help"], /^ {2}sheepdog hook stop-failure +\(Claude Code StopFailure hook/m],
-    [["help", "watch"], /sheepdog watch \[--all\] \[--json\]/],
-    [["report", "-h"], /sheepdog report \[--all\] \[--since 24h\]/],
-    [["help", "merge-lock"], /sheepdog merge-lock acquire\|release\|show/],
+    [["tick", "--help"], /sheepdog tick \[--program P \| --all\] \[--dry-run\] \[--json\]/],
+    [["help", "tick"], /sheepdog tick \[--program P \| --all\]/],
+    [
+      ["claim", "show", "-h"],
+      /sheepdog claim acquire .*\n {2}sheepdog claim release .*\n {2}sheepdog claim show/,
+    ],
+    [["statusline", "--help"], /^ {2}sheepdog statusline\n\nClaude Code's statusLine command/m],
+    [["hook", "--help"], /^ {2}sheepdog hook stop-failure\n\nClaude Code's hooks/m],
+    [["help", "watch"], /sheepdog watch \[--program P \| --all\] \[--json\]/],
+    [["report", "-h"], /sheepdog report \[--program P \| --all\] \[--since 24h\]/],
+    [["help", "merge-lock"], /sheepdog merge-lock acquire .*\n {2}sheepdog merge-lock release/],
   ])("%j prints that command's usage and exits 0", (args, usage) => {
     const r = sheepdog(args);
     expect(r.code, r.stderr).toBe(0);

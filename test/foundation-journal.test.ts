@@ -280,7 +280,7 @@ describe("sheepdog journal", () => {
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(
-      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}manager_started {2}reason="first start" planned=true$/,
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z][\w+:-]* {2}manager_started {2}reason="first start" planned=true$/,
     );
     expect(lines[2]).toMatch(/saved +pid=4242 context_tokens=151204$/);
     expect(lines[3]).toMatch(/hand_over +context_tokens=201000 note="context full"$/);
@@ -296,7 +296,7 @@ describe("sheepdog journal", () => {
       recent.stdout
         .trimEnd()
         .split("\n")
-        .map((l) => l.split(/ +/)[2]),
+        .map((l) => l.split(/ +/)[3]),
     ).toEqual(["saved", "hand_over"]);
     const json = sheepdog(["journal", "--since", "150m", "--json"], { env: p.env });
     expect(json.code, json.stderr).toBe(0);

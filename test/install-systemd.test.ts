@@ -189,7 +189,7 @@ describe("install systemd", () => {
     cpSync(dirname(realpathSync(CLI)), odd, { recursive: true });
     const spawned = spawnSync(
       process.execPath,
-      [join(odd, "cli.js"), "install", "systemd", "--program", p.root],
+      [join(odd, "cli.cjs"), "install", "systemd", "--program", p.root],
       {
         env: { ...process.env, ...env },
         encoding: "utf8",
@@ -199,7 +199,7 @@ describe("install systemd", () => {
     expect(spawned.status).toBe(0);
     const exec = one(parseUnit(readFileSync(service, "utf8")), "Service", "ExecStart")?.[0] ?? "";
     expect(exec).toContain('"');
-    expect(splitWords(exec)[1]).toBe(join(odd, "cli.js"));
+    expect(splitWords(exec)[1]).toBe(join(odd, "cli.cjs"));
     const v = verify([service, timer]);
     expect(v.stderr).toBe("");
     expect(v.status).toBe(0);

@@ -57,7 +57,7 @@ describe("status", () => {
       ),
     );
     expect(lines[2]).toMatch(
-      /^search +- +- +- +none +until \S+Z +- +- +off +never +wait_pause: paused until/,
+      /^search +- +- +- +none +until \d{4}-\d\d-\d\d \d\d:\d\d \S+ +- +- +off +never +wait_pause: paused until/,
     );
     // Columns line up: every row's CLAIM cell starts where the header's does.
     const col = (lines[0] as string).indexOf("CLAIM");

@@ -128,7 +128,7 @@ describe("judgeSeat / seatLimit thresholds", () => {
     expect(r.limited).toBe(limited);
     if (limited) {
       expect(r).toMatchObject({ until: at(NOW + 2 * H), window: "five_hour" });
-      expect(r.reason).toBe(`five_hour window at ${used}% until 14:00Z`);
+      expect(r.reason).toBe(`five_hour window at ${used}% until 2026-11-30T14:00:00Z`);
     } else expect(r).toMatchObject({ until: null, window: null });
   });
 
@@ -143,7 +143,7 @@ describe("judgeSeat / seatLimit thresholds", () => {
       until: at(NOW + 50 * H),
       window: "seven_day",
       reason:
-        "five_hour window at 100% until 14:00Z; seven_day window at 100% until 2026-12-02 14:00Z",
+        "five_hour window at 100% until 2026-11-30T14:00:00Z; seven_day window at 100% until 2026-12-02T14:00:00Z",
     });
   });
 
@@ -196,7 +196,7 @@ describe("refusal readings limit the seat until their own reset", () => {
         limited: true,
         until: at(NOW + H),
         window: "five_hour",
-        reason: /^five_hour usage-limit refusal until 13:00Z$/,
+        reason: /^five_hour usage-limit refusal until 2026-11-30T13:00:00Z$/,
       },
     ],
     [
@@ -213,7 +213,7 @@ describe("refusal readings limit the seat until their own reset", () => {
         limited: true,
         until: at(NOW + 3 * H - 60_000),
         window: "five_hour",
-        reason: /^five_hour usage-limit refusal until 14:59Z$/,
+        reason: /^five_hour usage-limit refusal until 2026-11-30T14:59:00Z$/,
       },
     ],
     [
@@ -224,7 +224,7 @@ describe("refusal readings limit the seat until their own reset", () => {
         limited: true,
         until: at(NOW + 30 * H),
         window: "seven_day",
-        reason: /^seven_day usage-limit refusal until 2026-12-01 18:00Z$/,
+        reason: /^seven_day usage-limit refusal until 2026-12-01T18:00:00Z$/,
       },
     ],
     [
@@ -236,7 +236,7 @@ describe("refusal readings limit the seat until their own reset", () => {
         until: at(NOW + 3 * H),
         window: "five_hour",
         reason:
-          /^five_hour window at 100% until 15:00Z; five_hour usage-limit refusal until 13:00Z$/,
+          /^five_hour window at 100% until 2026-11-30T15:00:00Z; five_hour usage-limit refusal until 2026-11-30T13:00:00Z$/,
       },
     ],
     [
@@ -453,7 +453,9 @@ describe("sheepdog usage", () => {
         {
           seat: seatB,
           limited: true,
-          reason: expect.stringMatching(/^five_hour window at 100% until \d\d:\d\dZ$/),
+          reason: expect.stringMatching(
+            /^five_hour window at 100% until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+          ),
           windows: {
             five_hour: { used_percentage: 100, resets_at: at(soon * 1000), reset: false },
             seven_day: { used_percentage: 81, resets_at: "2025-11-18T10:00:00.000Z", reset: true },
@@ -470,7 +472,7 @@ describe("sheepdog usage", () => {
     const lines = human.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^seat\s+window\s+used\s+resets\s+state$/);
     expect(lines).toContainEqual(
-      expect.stringMatching(/five_hour\s+100%\s+\S+ \d\d:\d\dZ\s+limited$/),
+      expect.stringMatching(/five_hour\s+100%\s+\d{4}-\d\d-\d\d \d\d:\d\d \S+\s+limited$/),
     );
     expect(lines.at(-1)).toMatch(/seat-b: limited: five_hour window at 100%/);
   });
@@ -517,11 +519,13 @@ describe("sheepdog usage", () => {
     expect(report()).toEqual({
       seat,
       limited: true,
-      reason: expect.stringMatching(/^five_hour usage-limit refusal until \d\d:\d\dZ$/),
+      reason: expect.stringMatching(
+        /^five_hour usage-limit refusal until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+      ),
       windows,
     });
     const human = sheepdog(["usage", "--seat", seat], { env: { SHEEPDOG_STATE_DIR: state } });
-    expect(human.stdout).toMatch(/five_hour\s+80%\s+\S+ \d\d:\d\dZ\s+limited\n/);
+    expect(human.stdout).toMatch(/five_hour\s+80%\s+\d{4}-\d\d-\d\d \d\d:\d\d \S+\s+limited\n/);
     expect(human.stdout).toMatch(/seat: limited: five_hour usage-limit refusal until/);
   });
 
@@ -546,7 +550,7 @@ describe("sheepdog usage", () => {
     const out = JSON.parse(u.stdout).seats[0];
     expect(out).toMatchObject({
       limited: true,
-      reason: `five_hour usage-limit refusal until ${shortTime((later - 60) * 1000, Date.now())}`,
+      reason: `five_hour usage-limit refusal until ${shortTime((later - 60) * 1000)}`,
     });
     expect(out.windows.five_hour).toEqual({
       used_percentage: 95,

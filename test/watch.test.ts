@@ -133,7 +133,7 @@ describe("watch: reacts without waiting for the interval", () => {
         manager: {
           launcher: "command",
           command: [process.execPath, FAKE_MANAGER, "{prompt}"],
-          env: { SHEEPDOG_CLI: process.env.SHEEPDOG_CLI ?? join(process.cwd(), "dist/cli.js") },
+          env: { SHEEPDOG_CLI: process.env.SHEEPDOG_CLI ?? join(process.cwd(), "dist/cli.cjs") },
         },
         watchdog: { interval: "1h", stale_after: "1h", claim_grace: "1h" },
       }),
@@ -202,7 +202,7 @@ describe("watch: never two managers", () => {
       process.kill(last.pid, "SIGKILL");
       // timer ticks racing the two watchers' passes
       const ticks = Array.from({ length: 4 }, () =>
-        spawn(process.execPath, [process.env.SHEEPDOG_CLI ?? "dist/cli.js", "tick"], {
+        spawn(process.execPath, [process.env.SHEEPDOG_CLI ?? "dist/cli.cjs", "tick"], {
           env: { ...process.env, ...p.env },
           stdio: "ignore",
         }),

@@ -3,12 +3,7 @@ import { EXIT } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "check",
-    argv,
-    { program: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("check", argv);
   const program = openProgram(values.program);
   if (values.json) {
     process.stdout.write(

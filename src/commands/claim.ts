@@ -37,14 +37,7 @@ type ClaimValues = {
 };
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("claim", argv, {
-    program: { type: "string" },
-    pid: { type: "string" },
-    "break-stale": { type: "boolean" },
-    force: { type: "boolean" },
-    note: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("claim", argv);
   const [action, ...extra] = positionals;
   if (!action || !["acquire", "release", "show"].includes(action) || extra.length > 0) {
     throw new UsageError("sheepdog claim: expected acquire, release or show");

@@ -13,9 +13,7 @@ import { parseCommandArgs } from "../util/args.js";
 // Every tick is a real `sheepdog tick` process; the toy manager is a real process that claims,
 // saves and hands over through the real CLI. Thresholds are seconds instead of minutes.
 
-const cliPath = fileURLToPath(
-  new URL(import.meta.url.includes("/commands/") ? "../cli.js" : "./cli.js", import.meta.url),
-);
+const cliPath = fileURLToPath(new URL("../cli.cjs", import.meta.url));
 // Beside dist/ in the package; from the working directory when the CLI was built elsewhere.
 const toyPath =
   [
@@ -49,12 +47,7 @@ interface Stage {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "demo",
-    argv,
-    { keep: { type: "boolean" }, quiet: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("demo", argv);
   if (!existsSync(toyPath)) throw new RuntimeFailure(`the toy manager is missing: ${toyPath}`);
   const s = setUpStage(values.quiet === true);
   s.say(`a throw-away program in ${s.root}`);

@@ -5,12 +5,7 @@ import { parseCommandArgs } from "../util/args.js";
 
 /** Observes and changes nothing; reports what it sees. Exit 1 when any check fails. */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "doctor",
-    argv,
-    { program: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("doctor", argv);
   if (values.all && values.program !== undefined)
     throw new UsageError("sheepdog doctor: --all and --program cannot be used together");
   const checks = runChecks(doctorRoots(values.program, values.all));

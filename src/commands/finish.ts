@@ -13,17 +13,7 @@ import { parseCommandArgs, pidOption } from "../util/args.js";
  * `sheepdog reopen`.
  */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "finish",
-    argv,
-    {
-      program: { type: "string" },
-      note: { type: "string" },
-      pid: { type: "string" },
-      json: { type: "boolean" },
-    },
-    false,
-  );
+  const { values } = parseCommandArgs("finish", argv);
   if (!values.note?.trim())
     throw new UsageError("sheepdog finish: --note TEXT is required (what is done)");
   const pid = pidOption(values.pid);

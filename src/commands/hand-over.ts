@@ -5,19 +5,7 @@ import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "hand-over",
-    argv,
-    {
-      program: { type: "string" },
-      pid: { type: "string" },
-      note: { type: "string" },
-      transcript: { type: "string" },
-      progress: { type: "string" },
-      json: { type: "boolean" }, // always JSON; accepted for symmetry
-    },
-    false,
-  );
+  const { values } = parseCommandArgs("hand-over", argv);
   if (values.note === undefined || !values.note.trim())
     throw new UsageError(
       "sheepdog hand-over: --note TEXT is required (what the next manager should know)",

@@ -60,11 +60,7 @@ ${claudeSettingsSnippet(2)}
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("init", argv, {
-    name: { type: "string" },
-    launcher: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("init", argv);
   if (positionals.length !== 1) throw new UsageError("sheepdog init: expected exactly one DIR");
   const root = resolve(expandHome(positionals[0] as string));
   const name = values.name ?? basename(root).toLowerCase();

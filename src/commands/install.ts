@@ -10,14 +10,7 @@ import { parseCommandArgs } from "../util/args.js";
 const DEFAULT_INTERVAL = "5m";
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("install", argv, {
-    program: { type: "string" },
-    all: { type: "boolean" },
-    interval: { type: "string" },
-    "dry-run": { type: "boolean" },
-    json: { type: "boolean" },
-    watch: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("install", argv);
   const scheduler = schedulerArg("install", positionals);
   if (values.all && values.program !== undefined)
     throw new UsageError("sheepdog install: --all and --program cannot be used together");
@@ -26,7 +19,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values.all) target = { kind: "all" };
   else {
     // like every command but doctor, install refuses a program whose config or state is bad
-    const program = openProgram(values.program);
+    const program = openProgram(values.program, { takesAll: true });
     target = { kind: "program", name: program.name, root: program.root };
     interval ??= program.config.watchdog.interval;
   }

@@ -2,6 +2,7 @@ import { openProgram } from "../config/context.js";
 import { EXIT } from "../errors.js";
 import { type JournalEvent, readAllEvents } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
+import { localTime, localTimes } from "../util/local-time.js";
 import { parseSince } from "../util/since.js";
 
 // Start times and machine ids identify processes for sheepdog; people read pids.
@@ -12,23 +13,18 @@ function value(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** One aligned line per event: time, type, then the fields as key=value. */
+/** One aligned line per event: local time, type, then the fields as key=value. */
 export function formatEvent(e: JournalEvent): string {
-  const time = e.at.replace("T", " ").replace(/\.\d+Z$/, "Z");
+  const time = localTime(Date.parse(e.at));
   const fields = Object.entries(e)
     .filter(([k, v]) => !SKIP_IN_LINE.has(k) && v !== null && v !== undefined)
     .map(([k, v]) => `${k}=${value(v)}`)
     .join(" ");
-  return `${time}  ${e.type.padEnd(16)} ${fields}`.trimEnd();
+  return `${time}  ${e.type.padEnd(16)} ${localTimes(fields)}`.trimEnd();
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "journal",
-    argv,
-    { program: { type: "string" }, since: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("journal", argv);
   const since = values.since === undefined ? Number.NEGATIVE_INFINITY : parseSince(values.since);
   const program = openProgram(values.program);
   const events = readAllEvents(program.stateDir).filter((e) => Date.parse(e.at) >= since);

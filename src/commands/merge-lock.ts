@@ -36,13 +36,7 @@ interface LockCall {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("merge-lock", argv, {
-    program: { type: "string" },
-    pid: { type: "string" },
-    item: { type: "string" },
-    stale: { type: "boolean" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("merge-lock", argv);
   const [action, ...extra] = positionals;
   if (!action || !["acquire", "release", "show"].includes(action) || extra.length > 0)
     throw new UsageError("sheepdog merge-lock: expected acquire, release or show");

@@ -6,12 +6,7 @@ import { parseCommandArgs } from "../util/args.js";
 
 /** `sheepdog page --test`: sends one low-priority page and reports the server's answer. */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "page",
-    argv,
-    { program: { type: "string" }, test: { type: "boolean" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("page", argv);
   if (!values.test) throw new UsageError("sheepdog page: expected --test");
   const program = openProgram(values.program);
   const ntfy = program.config.page?.ntfy;

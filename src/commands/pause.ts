@@ -18,12 +18,7 @@ export function parseWhen(text: string, now = Date.now()): number {
 
 /** `sheepdog pause --until WHEN`: nothing starts until then; a live manager is told at its next save. */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "pause",
-    argv,
-    { program: { type: "string" }, until: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("pause", argv);
   if (values.until === undefined) throw new UsageError("sheepdog pause: --until WHEN is required");
   const now = Date.now();
   const until = parseWhen(values.until, now);

@@ -6,12 +6,7 @@ import { parseCommandArgs } from "../util/args.js";
 
 /** `sheepdog reopen`: undoes `finish`; the next tick starts a manager (planned). */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "reopen",
-    argv,
-    { program: { type: "string" }, note: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("reopen", argv);
   const program = openProgram(values.program, { create: true });
   const state = replay(readEvents(program.stateDir));
   if (!state.finished) {

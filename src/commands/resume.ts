@@ -7,12 +7,7 @@ import { parseCommandArgs } from "../util/args.js";
 
 /** `sheepdog resume`: clears a stand-down; the next start is planned (DESIGN §6). */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "resume",
-    argv,
-    { program: { type: "string" }, note: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("resume", argv);
   const program = openProgram(values.program, { create: true });
   const state = replay(readEvents(program.stateDir));
   if (!state.stoodDown) {

@@ -6,18 +6,7 @@ import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "save",
-    argv,
-    {
-      program: { type: "string" },
-      pid: { type: "string" },
-      transcript: { type: "string" },
-      progress: { type: "string" },
-      json: { type: "boolean" }, // always JSON; accepted for symmetry
-    },
-    false,
-  );
+  const { values } = parseCommandArgs("save", argv);
   // Config, state-dir safety and the manager are all checked before any state is created.
   const pid = pidOption(values.pid);
   const checked = openProgram(values.program);

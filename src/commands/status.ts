@@ -3,11 +3,13 @@ import { EXIT, SheepdogError } from "../errors.js";
 import type { PageStatus } from "../page/status.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
+import { localTime, localTimes } from "../util/local-time.js";
+import { alignRows, outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
 import { heartbeatAge } from "../watchdog/decide.js";
 import type { Facts } from "../watchdog/facts.js";
 import { readLastTick } from "../watchdog/gather.js";
-import { alignRows, jsonReport } from "../watchdog/report.js";
+import { jsonReport } from "../watchdog/report.js";
 import { type ProgramReport, statusOf } from "../watchdog/tick.js";
 
 const ago = (now: number, at: string | null | undefined) =>
@@ -31,7 +33,20 @@ function pagesText(p: PageStatus | undefined, now: number): string {
 
 function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
   const f = r.facts as Facts | null;
-  if (!f) return [r.program, "-", "-", "-", "-", "-", "-", "-", "-", "-", `error: ${r.reason}`];
+  if (!f)
+    return [
+      r.program,
+      "-",
+      "-",
+      "-",
+      "-",
+      "-",
+      "-",
+      "-",
+      "-",
+      "-",
+      `error: ${localTimes(r.reason)}`,
+    ];
   const c = f.claim;
   const manager =
     "pid" in c ? `pid ${c.pid} (${formatDuration(now - Date.parse(c.claimed_at))})` : "-";
@@ -41,8 +56,17 @@ function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
   const tokens = f.heartbeat?.context_tokens;
   const context =
     typeof tokens === "number" && "pid" in c && f.heartbeat?.pid === c.pid ? String(tokens) : "-";
-  const pause = f.paused ? `until ${f.paused.until}` : f.seat.limited ? "seat limited" : "-";
-  const stood = f.stood_down ? f.stood_down.reason : f.finished ? "finished" : "-";
+  // The reason is in the NOW column alone: these say only since or until when.
+  const pause = f.paused
+    ? `until ${localTime(Date.parse(f.paused.until), { seconds: false })}`
+    : f.seat.limited
+      ? "seat limited"
+      : "-";
+  const stood = f.stood_down
+    ? `since ${ago(now, f.stood_down.at)}`
+    : f.finished
+      ? `finished ${ago(now, f.finished.at)}`
+      : "-";
   const lock = f.merge_lock;
   const merge = !lock
     ? "-"
@@ -63,7 +87,7 @@ function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
     merge,
     pages,
     lastText,
-    `${r.decision}: ${r.reason}`,
+    `${r.decision}: ${localTimes(r.reason)}`,
   ];
 }
 
@@ -78,12 +102,7 @@ export function reportHint(values: { program?: string; all?: boolean }): string 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "status",
-    argv,
-    { program: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("status", argv);
   const roots = selectRoots(values.program, values.all);
   const now = Date.now();
   const reports: ProgramReport[] = [];
@@ -143,7 +162,7 @@ export async function run(argv: string[]): Promise<number> {
     "NOW",
   ];
   process.stdout.write(
-    `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null))])}\n`,
+    `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null))], outputWidth(values.wide))}\n`,
   );
   process.stdout.write(`${reportHint(values)}\n`);
   return code;

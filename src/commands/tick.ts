@@ -3,6 +3,7 @@ import { TICK_DEADLINE_MS } from "../config/load.js";
 import { EXIT, SheepdogError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
+import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
 import * as tick from "../watchdog/tick.js";
@@ -87,17 +88,7 @@ function handleSignals(): void {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "tick",
-    argv,
-    {
-      program: { type: "string" },
-      all: { type: "boolean" },
-      "dry-run": { type: "boolean" },
-      json: { type: "boolean" },
-    },
-    false,
-  );
+  const { values } = parseCommandArgs("tick", argv);
   const dryRun = values["dry-run"] === true;
   const roots = selectRoots(values.program, values.all);
   const startedAt = Date.now();
@@ -131,7 +122,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (failing) code = EXIT.failed; // failTick exits the process once it has paged
   if (values.json) process.stdout.write(jsonReport(iso(startedAt), reports));
-  else if (reports.length > 0) process.stdout.write(`${tickLines(reports)}\n`);
+  else if (reports.length > 0)
+    process.stdout.write(`${tickLines(reports, outputWidth(values.wide))}\n`);
   else process.stdout.write("no programs found\n");
   for (const r of reports)
     if ((r.decision === "tick_failed" || r.decision === "error") && !values.json)

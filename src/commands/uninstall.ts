@@ -6,12 +6,7 @@ import { withoutWatchers } from "../install/watch-plan.js";
 import { parseCommandArgs } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("uninstall", argv, {
-    program: { type: "string" },
-    all: { type: "boolean" },
-    "dry-run": { type: "boolean" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("uninstall", argv);
   const scheduler = schedulerArg("uninstall", positionals);
   if (values.all && values.program !== undefined)
     throw new UsageError("sheepdog uninstall: --all and --program cannot be used together");
@@ -21,7 +16,10 @@ export async function run(argv: string[]): Promise<number> {
     ? ({ kind: "all" } as const)
     : {
         kind: "program" as const,
-        root: values.program !== undefined ? rootOf(values.program) : resolveProgramRoot(undefined),
+        root:
+          values.program !== undefined
+            ? rootOf(values.program)
+            : resolveProgramRoot(undefined, process.cwd(), process.env, { takesAll: true }),
       };
   const timer = uninstallPlan(scheduler, target);
   const plan = withoutWatchers(scheduler, target, timer);

@@ -6,12 +6,7 @@ import { parseCommandArgs } from "../util/args.js";
 
 /** `sheepdog unpause`: ends a pause early; the next start is planned. */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "unpause",
-    argv,
-    { program: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("unpause", argv);
   const program = openProgram(values.program, { create: true });
   const state = replay(readEvents(program.stateDir));
   if (!state.paused) {

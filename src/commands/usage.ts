@@ -1,7 +1,7 @@
 // `sheepdog usage [--seat DIR] [--json]`: the merged usage readings per seat (DESIGN §5, §9).
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
-import { judgeReadings, shortTime } from "../usage/limit.js";
+import { judgeReadings } from "../usage/limit.js";
 import {
   type Merged,
   mergeReadings,
@@ -11,6 +11,7 @@ import {
 } from "../usage/readings.js";
 import { parseCommandArgs } from "../util/args.js";
 import { expandHome } from "../util/fs.js";
+import { localTime, localTimes } from "../util/local-time.js";
 import { iso } from "../util/time.js";
 
 /**
@@ -36,12 +37,7 @@ export function seatReport(seat: string, now: number, pauseAtPercent = 100) {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "usage",
-    argv,
-    { seat: { type: "string" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("usage", argv);
   if (values.seat !== undefined && values.seat.trim() === "")
     throw new UsageError(
       "sheepdog usage: --seat: expected a Claude config folder, got an empty path",
@@ -76,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
         m
           ? `${Number.isInteger(m.used_percentage) ? m.used_percentage : m.used_percentage.toFixed(1)}%`
           : "-",
-        m ? shortTime(Date.parse(m.resets_at), Number.NEGATIVE_INFINITY) : "-",
+        m ? localTime(Date.parse(m.resets_at), { seconds: false }) : "-",
         state,
       ]);
       first = false;
@@ -90,6 +86,7 @@ export async function run(argv: string[]): Promise<number> {
     );
     process.stdout.write(`${cells.join("  ").trimEnd()}\n`);
   }
-  for (const r of reports) if (r.limited) process.stdout.write(`${r.seat}: limited: ${r.reason}\n`);
+  for (const r of reports)
+    if (r.limited) process.stdout.write(`${r.seat}: limited: ${localTimes(r.reason)}\n`);
   return 0;
 }

@@ -29,16 +29,13 @@ function passLine(o: PassOutcome): string | null {
  * them: journaled, paged, locks released, exit 1).
  */
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs(
-    "watch",
-    argv,
-    { program: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
-    false,
-  );
+  const { values } = parseCommandArgs("watch", argv);
   if (values.all && values.program !== undefined)
     throw new UsageError("sheepdog watch: --all and --program cannot be used together");
   const all = values.all === true;
-  const fixed = all ? [] : [resolveProgramRoot(values.program)];
+  const fixed = all
+    ? []
+    : [resolveProgramRoot(values.program, process.cwd(), process.env, { takesAll: true })];
   const deadlineMs = Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
   const stopWaitMs = Number(process.env.SHEEPDOG_WATCH_STOP_MS) || STOP_WAIT_MS;
   const json = values.json === true;

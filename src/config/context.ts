@@ -14,9 +14,9 @@ export interface ProgramContext extends Program {
  */
 export function openProgram(
   flag: string | undefined,
-  opts: { create?: boolean } = {},
+  opts: { create?: boolean; takesAll?: boolean } = {},
 ): ProgramContext {
-  const root = resolveProgramRoot(flag);
+  const root = resolveProgramRoot(flag, process.cwd(), process.env, { takesAll: opts.takesAll });
   return openProgramAt(root, opts);
 }
 
@@ -31,5 +31,5 @@ export function selectRoots(flag: string | undefined, all: boolean | undefined):
   if (all && flag !== undefined)
     throw new UsageError("--all and --program cannot be used together");
   if (all) return allProgramRoots();
-  return [resolveProgramRoot(flag)];
+  return [resolveProgramRoot(flag, process.cwd(), process.env, { takesAll: true })];
 }

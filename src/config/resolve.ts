@@ -27,6 +27,7 @@ export function resolveProgramRoot(
   flag: string | undefined,
   cwd = process.cwd(),
   env = process.env,
+  opts: { takesAll?: boolean } = {},
 ): string {
   const fromValue = (value: string, source: string) => {
     const root = rootOf(value, env);
@@ -41,9 +42,21 @@ export function resolveProgramRoot(
     if (dirname(dir) === dir) break;
   }
   if (env.SHEEPDOG_PROGRAM) return fromValue(env.SHEEPDOG_PROGRAM, "$SHEEPDOG_PROGRAM");
-  throw new UsageError(
-    `no program: pass --program NAME|PATH, run inside a program's directory, or set $SHEEPDOG_PROGRAM`,
-  );
+  throw new UsageError(noProgramMessage(env, opts.takesAll === true));
+}
+
+/** What a command that found no program says: every way to name one, and what there is. */
+function noProgramMessage(env: NodeJS.ProcessEnv, takesAll: boolean): string {
+  const home = sheepdogHome(env);
+  const names = allProgramRoots(env).map((r) => r.slice(home.length + 1));
+  const ways = takesAll
+    ? "pass --program NAME|PATH or --all (every program), run inside a program's folder, or set $SHEEPDOG_PROGRAM"
+    : "pass --program NAME|PATH, run inside a program's folder, or set $SHEEPDOG_PROGRAM";
+  const found =
+    names.length > 0
+      ? `programs under ${home}: ${names.join(", ")}`
+      : `no programs under ${home} ($SHEEPDOG_HOME); sheepdog init DIR makes one`;
+  return `no program: ${ways}; ${found}`;
 }
 
 /** `--all`: every direct subdirectory of $SHEEPDOG_HOME with a program.json, sorted. */

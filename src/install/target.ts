@@ -42,14 +42,14 @@ export function sameTarget(a: { kind: string; root?: string }, b: { kind: string
 }
 
 /**
- * The absolute, real path of the CLI the scheduler should run: the bundle's `cli.js`, found
- * from this module's own location (a chunk sits at most two folders below it). Falls back to
+ * The absolute, real path of the CLI the scheduler should run: the bundle's `cli.cjs`, found
+ * from this module's own location (a command's file sits one folder below it). Falls back to
  * the script node is running. Never a bare `sheepdog`: the scheduler's PATH may not have it.
  */
 export function cliPath(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 3; up++) {
-    const candidate = join(dir, "cli.js");
+    const candidate = join(dir, "cli.cjs");
     if (existsSync(candidate)) return realpathSync(candidate);
     dir = dirname(dir);
   }

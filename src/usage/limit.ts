@@ -28,11 +28,10 @@ function pct(n: number): string {
   return `${Number.isInteger(n) ? n : n.toFixed(1)}%`;
 }
 
-/** `14:00Z` within a day of now, else `2026-12-03 14:00Z`. */
-export function shortTime(ms: number, now: number): string {
-  const full = iso(ms);
-  const clock = `${full.slice(11, 16)}Z`;
-  return Math.abs(ms - now) < 24 * 3600 * 1000 ? clock : `${full.slice(0, 10)} ${clock}`;
+/** A reset time in a reason: `2026-12-03T14:00:00Z`. */
+export function shortTime(ms: number): string {
+  // Whole seconds, UTC: human output shows it in the local zone (util/local-time.ts).
+  return iso(ms).replace(/\.\d{3}Z$/, "Z");
 }
 
 /** One reason a seat is limited: a merged statusline window, or a refusal reading. */
@@ -62,7 +61,7 @@ export function judgeSeat(
           {
             window: w,
             resets_at: m.resets_at,
-            why: `${w} window at ${pct(m.used_percentage)} until ${shortTime(m.resets_at, now)}`,
+            why: `${w} window at ${pct(m.used_percentage)} until ${shortTime(m.resets_at)}`,
           },
         ]
       : [];
@@ -78,7 +77,7 @@ export function judgeSeat(
       limiting.push({
         window: w,
         resets_at: last,
-        why: `${w} usage-limit refusal until ${shortTime(last, now)}`,
+        why: `${w} usage-limit refusal until ${shortTime(last)}`,
       });
   }
   if (limiting.length > 0) {
@@ -94,9 +93,7 @@ export function judgeSeat(
     const m = merged[w];
     if (!m) return [];
     return [
-      m.reset
-        ? `${w} reset at ${shortTime(m.resets_at, now)}`
-        : `${w} at ${pct(m.used_percentage)}`,
+      m.reset ? `${w} reset at ${shortTime(m.resets_at)}` : `${w} at ${pct(m.used_percentage)}`,
     ];
   });
   return {

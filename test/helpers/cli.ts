@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-/** The built CLI the tests run: `$SHEEPDOG_CLI`, else dist/cli.js (built by `npm test`). */
+/** The built CLI the tests run: `$SHEEPDOG_CLI`, else dist/cli.cjs (built by `npm test`). */
 /** The keys of `save --json` (and `hand-over --json`), in order: DESIGN §4, exactly. */
 export const SAVE_KEYS = [
   "program",
@@ -18,7 +18,7 @@ export const SAVE_KEYS = [
   "notices",
 ];
 
-export const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.js");
+export const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.cjs");
 
 export interface RunResult {
   code: number;
@@ -88,9 +88,18 @@ export function tempProgram(name = "demo", config: Record<string, unknown> = {})
   return { home, root, env, stateDir: join(root, ".sheepdog") };
 }
 
-/** A live, long-running process to stand in for a manager; kill it when done. */
+/** A live, long-running process to stand in for a manager; kill it when done. (`sleep`, not a
+ * node process: it starts in a millisecond, and only its pid and start time matter.) */
 export function sleeper(seconds = 300): ChildProcess {
-  return spawn(process.execPath, ["-e", `setTimeout(() => {}, ${seconds * 1000})`], {
-    stdio: "ignore",
-  });
+  return spawn("sleep", [String(seconds)], { stdio: "ignore" });
 }
+
+/**
+ * python3 for the tests' helpers (zombie makers, plistlib, stand-ins): the system's own when
+ * there is one. A version manager's shim (pyenv) on PATH costs ten times python's own start-up,
+ * and the helpers run it often.
+ */
+export const PYTHON3 =
+  ["/usr/bin", ...(process.env.PATH ?? "").split(":")]
+    .map((dir) => join(dir, "python3"))
+    .find((p) => p.startsWith("/") && existsSync(p)) ?? "python3";

@@ -1,0 +1,351 @@
+// Every command's synopsis and options, with a line of explanation each: the one place they are
+// written. `parseCommandArgs` takes a command's options from here, `--help` prints them, and a
+// test holds docs/commands.md to the same list, so what a command accepts, what its help says
+// and what the manual says cannot drift apart.
+
+export interface OptionSpec {
+  type: "string" | "boolean";
+  /** The value's placeholder in help (`N`, `DURATION`); string options only. */
+  arg?: string;
+  help: string;
+}
+
+export interface CommandSpec {
+  /** The synopsis lines, without the leading `sheepdog `. */
+  usage: readonly string[];
+  /** One line: what the command is for. */
+  about: string;
+  options: Record<string, OptionSpec>;
+  /** Whether the command takes positional words (a subcommand, a folder). */
+  positionals?: boolean;
+}
+
+const program = {
+  type: "string",
+  arg: "NAME|PATH",
+  help: "the program: a path, or a name under $SHEEPDOG_HOME (default: the program whose folder you are in, else $SHEEPDOG_PROGRAM)",
+} as const satisfies OptionSpec;
+const all = {
+  type: "boolean",
+  help: "every program under $SHEEPDOG_HOME instead of one",
+} as const satisfies OptionSpec;
+const json = {
+  type: "boolean",
+  help: "print one JSON document (snake_case keys, times in UTC) instead of lines for people",
+} as const satisfies OptionSpec;
+const alwaysJson = {
+  type: "boolean",
+  help: "accepted for symmetry: the answer is always one JSON object",
+} as const satisfies OptionSpec;
+const pid = {
+  type: "string",
+  arg: "N",
+  help: "the manager's pid (default: the nearest ancestor that is not a shell, wrapper or sheepdog)",
+} as const satisfies OptionSpec;
+const transcript = {
+  type: "string",
+  arg: "PATH",
+  help: "the manager's Claude Code transcript (default: the one its statusline recorded, else the newest in its project folder)",
+} as const satisfies OptionSpec;
+const progress = {
+  type: "string",
+  arg: "TEXT",
+  help: "the progress fingerprint to record (default: a hash of the files progress.paths matches)",
+} as const satisfies OptionSpec;
+const dryRun = {
+  type: "boolean",
+  help: "print what would be done, and change nothing",
+} as const satisfies OptionSpec;
+const wide = {
+  type: "boolean",
+  help: "show every column whole, however wide the terminal",
+} as const satisfies OptionSpec;
+
+export const COMMAND_SPECS = {
+  init: {
+    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--json]"],
+    about: "write program.json (every default spelled out) and a placeholder MANAGER-PROMPT.md",
+    positionals: true,
+    options: {
+      name: {
+        type: "string",
+        arg: "N",
+        help: "the program's name (default: the folder's name; [a-z0-9-], up to 63 characters)",
+      },
+      launcher: {
+        type: "string",
+        arg: "KIND",
+        help: "how the manager is started: command (the default), tmux or herdr",
+      },
+      json,
+    },
+  },
+  check: {
+    usage: ["check [--program P] [--json]"],
+    about: "validate program.json: exit 2 naming the file, the field and what was expected",
+    options: { program, json },
+  },
+  tick: {
+    usage: ["tick [--program P | --all] [--dry-run] [--json] [--wide]"],
+    about: "one watchdog pass per program: gather, decide, act (what the timer runs)",
+    options: { program, all, "dry-run": dryRun, json, wide },
+  },
+  status: {
+    usage: ["status [--program P | --all] [--json] [--wide]"],
+    about: "what each program's watchdog sees now, and what it last decided; changes nothing",
+    options: { program, all, json, wide },
+  },
+  watch: {
+    usage: ["watch [--program P | --all] [--json]"],
+    about: "the watchdog, resident: the same pass the moment a manager dies or hands over",
+    options: { program, all, json },
+  },
+  claim: {
+    usage: [
+      "claim acquire [--pid N] [--break-stale] [--json]",
+      "claim release [--pid N] [--force --note TEXT] [--json]",
+      "claim show [--json]",
+    ],
+    about: "take, give back or show the program's one-manager claim",
+    positionals: true,
+    options: {
+      program,
+      pid,
+      "break-stale": {
+        type: "boolean",
+        help: "acquire: take over a claim whose holder is dead, reused or unreadable (journaled)",
+      },
+      force: {
+        type: "boolean",
+        help: "release: remove a claim you do not hold (a person's override; needs --note)",
+      },
+      note: { type: "string", arg: "TEXT", help: "release --force: why, for the journal" },
+      json,
+    },
+  },
+  save: {
+    usage: ["save [--pid N] [--transcript PATH] [--progress TEXT]"],
+    about:
+      "stamp the heartbeat, push the ledger, answer with the context size and the watchdog's word",
+    options: { program, pid, transcript, progress, json: alwaysJson },
+  },
+  "hand-over": {
+    usage: ["hand-over --note TEXT [--pid N] [--transcript PATH] [--progress TEXT]"],
+    about: "save, then release the claim so a fresh manager starts (planned)",
+    options: {
+      program,
+      note: {
+        type: "string",
+        arg: "TEXT",
+        help: "where things stand, for the successor and the journal (required)",
+      },
+      pid,
+      transcript,
+      progress,
+      json: alwaysJson,
+    },
+  },
+  finish: {
+    usage: ["finish --note TEXT [--pid N] [--json]"],
+    about: "the backlog is done: release the claim; the watchdog starts nothing until reopen",
+    options: {
+      program,
+      note: { type: "string", arg: "TEXT", help: "what was finished, for the journal (required)" },
+      pid,
+      json,
+    },
+  },
+  reopen: {
+    usage: ["reopen [--note TEXT] [--json]"],
+    about: "undo finish: the next tick starts a manager",
+    options: {
+      program,
+      note: { type: "string", arg: "TEXT", help: "why, for the journal" },
+      json,
+    },
+  },
+  statusline: {
+    usage: ["statusline"],
+    about: "Claude Code's statusLine command: JSON on stdin, one line out; records usage readings",
+    options: {},
+  },
+  hook: {
+    usage: ["hook stop-failure"],
+    about: "Claude Code's hooks: JSON on stdin; never fails loudly, exit 0",
+    positionals: true,
+    options: {},
+  },
+  usage: {
+    usage: ["usage [--seat DIR] [--json]"],
+    about: "the merged usage readings of every seat on this host, and whether each is limited",
+    options: {
+      seat: {
+        type: "string",
+        arg: "DIR",
+        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop)",
+      },
+      json,
+    },
+  },
+  "merge-lock": {
+    usage: [
+      "merge-lock acquire [--pid N] [--item ID] [--json]",
+      "merge-lock release [--pid N] [--stale] [--json]",
+      "merge-lock show [--json]",
+    ],
+    about: "one merge at a time into the target repository: a git ref, created atomically",
+    positionals: true,
+    options: {
+      program,
+      pid,
+      item: { type: "string", arg: "ID", help: "acquire: the backlog item being merged" },
+      stale: {
+        type: "boolean",
+        help: "release: remove a lock whose holder on this machine is dead (or is not holder JSON)",
+      },
+      json,
+    },
+  },
+  pause: {
+    usage: ["pause --until WHEN [--json]"],
+    about: "start nothing until WHEN (an ISO-8601 time, or a duration from now such as 2h)",
+    options: {
+      program,
+      until: { type: "string", arg: "WHEN", help: "when the pause ends (required)" },
+      json,
+    },
+  },
+  unpause: {
+    usage: ["unpause [--json]"],
+    about: "end a pause now; readings recorded before it no longer limit the seat",
+    options: { program, json },
+  },
+  resume: {
+    usage: ["resume [--note TEXT] [--json]"],
+    about: "clear a stand-down: the next tick starts a manager if none holds the claim",
+    options: {
+      program,
+      note: { type: "string", arg: "TEXT", help: "why, for the journal" },
+      json,
+    },
+  },
+  page: {
+    usage: ["page --test [--json]"],
+    about: "send a test page through the program's ntfy settings",
+    options: {
+      program,
+      test: { type: "boolean", help: "send a low-priority test page now (required)" },
+      json,
+    },
+  },
+  install: {
+    usage: [
+      "install launchd|systemd [--program P | --all] [--interval 5m] [--watch] [--dry-run] [--json]",
+    ],
+    about: "schedule the watchdog tick: a launchd agent or a systemd user timer",
+    positionals: true,
+    options: {
+      program,
+      all,
+      interval: {
+        type: "string",
+        arg: "DURATION",
+        help: "how often the tick runs (default: the program's watchdog.interval; 5m with --all)",
+      },
+      watch: {
+        type: "boolean",
+        help: "also install the resident watcher (sheepdog watch), kept alive by the scheduler",
+      },
+      "dry-run": { type: "boolean", help: "print every file and command, and touch nothing" },
+      json,
+    },
+  },
+  uninstall: {
+    usage: ["uninstall launchd|systemd [--program P | --all] [--dry-run] [--json]"],
+    about: "remove what install wrote (never a manager)",
+    positionals: true,
+    options: {
+      program,
+      all,
+      "dry-run": {
+        type: "boolean",
+        help: "print what would be removed and run, and touch nothing",
+      },
+      json,
+    },
+  },
+  doctor: {
+    usage: ["doctor [--program P | --all] [--json]"],
+    about:
+      "check everything supervision needs, and say how to fix what is missing; changes nothing",
+    options: { program, all, json },
+  },
+  journal: {
+    usage: ["journal [--since 1h] [--json]"],
+    about: "the program's journal: one line per event",
+    options: {
+      program,
+      since: {
+        type: "string",
+        arg: "WHEN",
+        help: "only events since WHEN: a duration back from now (1h, the default) or an ISO-8601 time",
+      },
+      json,
+    },
+  },
+  report: {
+    usage: ["report [--program P | --all] [--since 24h] [--out FILE] [--open] [--json]"],
+    about: "the picture of a night: one self-contained HTML page drawn from the journal",
+    options: {
+      program,
+      all,
+      since: {
+        type: "string",
+        arg: "WHEN",
+        help: "the window's start: a duration back from now (24h, the default) or an ISO-8601 time",
+      },
+      out: {
+        type: "string",
+        arg: "FILE",
+        help: "write the page here (default: .sheepdog/report-<program>-<date>.html)",
+      },
+      open: { type: "boolean", help: "open the page in the browser (xdg-open, or open on macOS)" },
+      json: {
+        type: "boolean",
+        help: "print the timeline the page is drawn from, as JSON, instead of writing the page",
+      },
+    },
+  },
+  demo: {
+    usage: ["demo [--quiet]"],
+    about: "a real watchdog supervising a toy manager in a throw-away program, time compressed",
+    options: {
+      quiet: { type: "boolean", help: "no narration: only errors, and the exit code" },
+    },
+  },
+  version: {
+    usage: ["version"],
+    about: "print sheepdog's version (also --version, -v)",
+    options: {},
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+type Specs = typeof COMMAND_SPECS;
+export type CommandName = keyof Specs;
+
+/** A command's parsed option values: strings for string options, booleans for flags. */
+export type OptionValues<C extends CommandName> = {
+  -readonly [K in keyof Specs[C]["options"]]?: Specs[C]["options"][K] extends { type: "string" }
+    ? string
+    : boolean;
+};
+
+/** The options a command's parser accepts, in node:util parseArgs' shape. */
+export function parserOptions(
+  command: CommandName,
+): Record<string, { type: "string" | "boolean" }> {
+  const spec: CommandSpec = COMMAND_SPECS[command];
+  return Object.fromEntries(
+    Object.entries(spec.options).map(([name, o]) => [name, { type: o.type }]),
+  );
+}
