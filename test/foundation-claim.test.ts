@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { sheepdog, sheepdogAsync, tempProgram } from "./helpers/cli.js";
-import { journalLines, killAll, procState, track, waitFor } from "./helpers/foundation.js";
+import { sheepdog, tempProgram } from "./helpers/cli.js";
+import { journalLines, killAll, procState, raceAt, track, waitFor } from "./helpers/foundation.js";
 
 /** Light stand-ins for managers: real, distinct, live processes. */
 function managers(n: number): ChildProcess[] {
@@ -24,15 +24,18 @@ describe("claim acquire under contention", () => {
   });
   afterAll(killAll);
 
-  it("40 concurrent acquirers: exactly one wins (exit 0), 39 are refused (exit 3); 20 rounds", async () => {
+  // Every round holds all 40 acquirers at the step just before the claim's rename and lets them
+  // go at once (raceAt), so each round is a true 40-way race on the rename itself, not 40
+  // processes starting one after another; 4 such rounds are a harder test than 20 without it.
+  it("40 acquirers released together at the rename: exactly one wins (exit 0), 39 are refused (exit 3); 4 rounds", async () => {
     let p = tempProgram("race");
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 4; round++) {
       // Even rounds start from a fresh program, odd rounds from a just-released claim.
       if (round % 2 === 0) p = tempProgram("race");
-      const results = await Promise.all(
-        racers.map((r) =>
-          sheepdogAsync(["claim", "acquire", "--pid", String(r.pid)], { env: p.env }),
-        ),
+      const results = await raceAt(
+        "claim.before-rename",
+        racers.map((r) => ["claim", "acquire", "--pid", String(r.pid)]),
+        p.env,
       );
       const codes = results.map((r) => r.code);
       const winners = codes.filter((c) => c === 0).length;
@@ -53,6 +56,7 @@ describe("claim acquire under contention", () => {
       const leftovers = readdirSync(p.stateDir).filter((n) => n.startsWith(".claim"));
       expect(leftovers).toEqual([]);
       const claimed = journalLines(p.stateDir).filter((e) => e.type === "claimed");
+      expect(claimed).toHaveLength(round % 2 === 0 ? 1 : 2);
       expect(claimed.at(-1)?.pid).toBe(winner.pid);
       if (round % 2 === 0) {
         const rel = sheepdog(["claim", "release", "--pid", String(winner.pid)], { env: p.env });
@@ -62,9 +66,9 @@ describe("claim acquire under contention", () => {
     }
   }, 600_000);
 
-  it("20 concurrent --break-stale acquirers over a dead holder: one breaks and wins; 5 rounds", async () => {
+  it("20 --break-stale acquirers released together at the break: one breaks and wins; 3 rounds", async () => {
     const breakers = racers.slice(0, 20);
-    for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < 3; round++) {
       const p = tempProgram("breakers");
       // A holder that was alive when it claimed and is now gone.
       const live = managers(1)[0] as ChildProcess;
@@ -74,12 +78,10 @@ describe("claim acquire under contention", () => {
       live.kill("SIGKILL");
       await waitFor("the holder to die", () => procState(live.pid as number) === null);
 
-      const results = await Promise.all(
-        breakers.map((r) =>
-          sheepdogAsync(["claim", "acquire", "--break-stale", "--pid", String(r.pid)], {
-            env: p.env,
-          }),
-        ),
+      const results = await raceAt(
+        "claim.break.before-mutex",
+        breakers.map((r) => ["claim", "acquire", "--break-stale", "--pid", String(r.pid)]),
+        p.env,
       );
       const codes = results.map((r) => r.code);
       expect(

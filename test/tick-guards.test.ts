@@ -3,15 +3,18 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { identityOf } from "../src/process/identity.js";
+import { formatDuration } from "../src/util/duration.js";
 import { sheepdog, sheepdogAsync, tempDir } from "./helpers/cli.js";
 import {
   cleanedUp,
+  dueFor,
   events,
   hashTree,
   holder,
   isAlive,
   managerProgram,
   ofType,
+  staleDue,
   tick,
   waitFor,
   waitForClaimBy,
@@ -116,10 +119,7 @@ describe("tick: the guards", () => {
       },
     );
     expect(acquired.code, acquired.stderr).toBe(0);
-    await waitFor(
-      "the claim to go stale",
-      () => tick(p.env, ["--dry-run"]).report.decision !== "ok",
-    );
+    await dueFor(p.env, "merge_in_flight", staleDue(p.stateDir, 2000));
     const r = tick(p.env);
     expect(r.report.decision).toBe("merge_in_flight");
     expect(r.report.reason).toMatch(
@@ -166,11 +166,9 @@ describe("tick: the guards", () => {
     expect(r.report.reason).toMatch(/gap in the watchdog's runs is not counted/);
     expect(manager.exitCode).toBeNull();
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
-    // Control: once stale_after of awake time passed, the same stale claim is a stuck manager.
-    await waitFor(
-      "stale_after of awake time",
-      () => tick(p.env, ["--dry-run"]).report.decision === "restart_stuck",
-    );
+    // Control: once stale_after of awake time passed, the same stale claim is a stuck manager:
+    // the gap's credit ran out with the tick that found it, so 2 s after that tick.
+    await dueFor(p.env, "restart_stuck", Date.parse(r.report.facts?.now as string) + 2000);
     const next = tick(p.env);
     expect(next.report.decision).toBe("restart_stuck");
     await waitFor("the stuck sleeper to be stopped", () => manager.signalCode !== null);
@@ -218,14 +216,15 @@ describe("tick: the guards", () => {
     ]);
     expect(manager.exitCode).toBeNull();
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
-    // Awake time counts: once the manager was silent for stale_after of it, it is stuck.
-    await waitFor(
-      "stale_after of awake time",
-      () => tick(p.env, ["--dry-run"]).report.decision === "restart_stuck",
-    );
+    // Awake time counts: once the manager was silent for stale_after of it, it is stuck. Its
+    // awake silence is 3m when the gap was found (2h silent, 1h57m of it the gap), so 6 s later.
+    await dueFor(p.env, "restart_stuck", found + 6000);
     const r = tick(p.env);
     expect(r.report.decision).toBe("restart_stuck");
-    expect(r.report.reason).toMatch(/no save for 3m6s .*1h57m gap in the watchdog's runs/);
+    const awake = 180_000 + Date.parse(r.report.facts?.now as string) - found;
+    expect(awake).toBeGreaterThanOrEqual(186_000);
+    expect(r.report.reason).toContain(`no save for ${formatDuration(awake)} (stale after 3m6s)`);
+    expect(r.report.reason).toMatch(/1h57m gap in the watchdog's runs/);
     await waitFor("the stuck sleeper to be stopped", () => manager.signalCode !== null);
   });
 

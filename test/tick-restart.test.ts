@@ -5,10 +5,12 @@ import { processInfo } from "../src/process/identity.js";
 import { sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import {
   cleanedUp,
+  dueFor,
   events,
   holder,
   isAlive,
   ofType,
+  staleDue,
   tick,
   waitFor,
   waitForClaimBy,
@@ -90,10 +92,7 @@ describe("tick: starting and restarting managers (real processes)", () => {
     await waitFor("a first save", () => ofType(p.stateDir, "saved").length > 0);
     process.kill(a.pid, "SIGSTOP");
     // Healthy while fresh; stuck once no save came for stale_after.
-    await waitFor(
-      "the heartbeat to go stale",
-      () => tick(p.env, ["--dry-run"]).report.decision === "restart_stuck",
-    );
+    await dueFor(p.env, "restart_stuck", staleDue(p.stateDir, 4000));
     const r = tick(p.env);
     expect(r.code).toBe(0);
     expect(r.report.decision).toBe("restart_stuck");

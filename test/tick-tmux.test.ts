@@ -6,12 +6,15 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, tempDir, tempProgram } from "./helpers/cli.js";
 import {
+  dueFor,
   events,
   FAKE_MANAGER,
+  graceDue,
   holder,
   isAlive,
   killStarted,
   ofType,
+  staleDue,
   tick,
   waitFor,
   waitForClaimBy,
@@ -140,10 +143,7 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
     const transcript = join(transcriptDir, `fake-session-${a.pid}.jsonl`);
     await waitFor("the manager's transcript", () => existsSync(transcript));
 
-    await waitFor(
-      "the heartbeat to go stale",
-      () => tick(p.env, ["--dry-run"]).report.decision === "restart_stuck",
-    );
+    await dueFor(p.env, "restart_stuck", staleDue(p.stateDir, 3000));
     const r = tick(p.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.report.decision).toBe("restart_stuck");
@@ -204,10 +204,7 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
     );
     expect(tick(p.env).report.decision).toBe("starting");
     expect(panes(s)).toContain(a.pane);
-    await waitFor(
-      "the claim grace to pass",
-      () => tick(p.env, ["--dry-run"]).report.decision === "start",
-    );
+    await dueFor(p.env, "start", graceDue(p.stateDir, 2000));
     const r = tick(p.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.report.decision).toBe("start");

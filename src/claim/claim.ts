@@ -109,6 +109,7 @@ export function breakStaleClaim(
   now = Date.now(),
 ): ClaimState | null {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
+  faultPoint("claim.break.before-mutex");
   const out = withMutex(
     claimMutex(stateDir),
     () => {

@@ -78,26 +78,35 @@ export function appendEvent(
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
+/** How long the size must hold still before a last line without its newline counts as torn. */
+const TORN_AFTER_MS = 100;
+
 /**
  * Whether the file ends in a torn line. A last byte that is not a newline is either a torn
  * line (its writer died) or another appender's write seen half-way: the size grows page by
- * page during one write(2). So the size must hold still for a moment before the line counts as
- * torn; otherwise concurrent appenders would sprinkle empty lines.
+ * page during one write(2), and on a loaded host that writer may be off the CPU for tens of
+ * milliseconds in between. So the size must hold still for TORN_AFTER_MS before the line counts
+ * as torn; otherwise concurrent appenders would sprinkle empty lines. A torn line comes only
+ * from a crash, so the wait is paid almost never.
  */
 function endsInTornLine(fd: number): boolean {
   const last = Buffer.alloc(1);
-  for (let look = 0; look < 20; look++) {
-    const size = fstatSync(fd).size;
+  let size = fstatSync(fd).size;
+  const started = Date.now();
+  let stillSince = started;
+  for (;;) {
     if (size === 0) return false;
     readSync(fd, last, 0, 1, size - 1);
     if (last[0] === 0x0a) return false;
+    // Still for long enough, or never ending in a newline however long we look.
+    if (Date.now() - stillSince >= TORN_AFTER_MS || Date.now() - started > 2000) return true;
     Atomics.wait(pause, 0, 0, 5);
-    if (fstatSync(fd).size === size) {
-      readSync(fd, last, 0, 1, size - 1);
-      return last[0] !== 0x0a;
+    const now = fstatSync(fd).size;
+    if (now !== size) {
+      size = now;
+      stillSince = Date.now();
     }
   }
-  return true;
 }
 
 /** Parses JSONL, skipping lines that are not whole JSON objects (a torn last line above all). */

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { lazyChildProcess, lazyCrypto } from "../util/lazy.js";
+import { lazyChildProcess } from "../util/lazy.js";
+import { sha256Hex } from "../util/sha256.js";
 
 /** Runs a macOS tool and returns its output as text (Linux reads /proc instead). */
 function execFileSync(
@@ -68,11 +69,7 @@ export function machineId(): string {
     }
   }
   if (!raw) throw new Error("cannot read this machine's id (/etc/machine-id or IOPlatformUUID)");
-  machineIdCache = lazyCrypto()
-    .createHash("sha256")
-    .update(`sheepdog:${raw}`)
-    .digest("hex")
-    .slice(0, 16);
+  machineIdCache = sha256Hex(`sheepdog:${raw}`).slice(0, 16);
   return machineIdCache;
 }
 

@@ -6,7 +6,6 @@ import { createRequire } from "node:module";
 const load: NodeJS.Require =
   typeof require === "function" ? require : createRequire(import.meta.url);
 
-export const lazyCrypto = (): typeof import("node:crypto") => load("node:crypto");
 export const lazyChildProcess = (): typeof import("node:child_process") =>
   load("node:child_process");
 export const lazyOs = (): typeof import("node:os") => load("node:os");

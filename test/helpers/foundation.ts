@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { CLI, tempDir } from "./cli.js";
+import { CLI, PYTHON3, tempDir } from "./cli.js";
 
 /** Processes a test started; `killAll()` in afterEach/afterAll ends each one by its pid. */
 const started: ChildProcess[] = [];
@@ -69,7 +69,7 @@ export function firstLine(child: ChildProcess, what = "first line"): Promise<str
 export async function zombieMaker(): Promise<{ parent: ChildProcess; childPid: number }> {
   const parent = track(
     spawn(
-      "python3",
+      PYTHON3,
       [
         "-c",
         [
@@ -167,4 +167,44 @@ for (let i = 0; i < Number(count); i++) appendEvent(dir, { type: type || "bulk",
   });
   appender = out;
   return out;
+}
+
+/**
+ * Runs `sheepdog` once per argv in `argvs`, every process stopped at the fault point `point`
+ * (SIGSTOP, test/util/fault-point.ts's hook) until all have reached it, then continued together:
+ * the critical step runs in all of them at once, however slowly each one started. A process
+ * that ends before the point (refused earlier) simply counts as arrived.
+ */
+export async function raceAt(
+  point: string,
+  argvs: string[][],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }[]> {
+  const marker = join(tempDir(), "arrived");
+  writeFileSync(marker, "");
+  const runs = argvs.map((args) => {
+    const child = track(
+      spawn(process.execPath, [CLI, ...args], {
+        env: { ...process.env, ...env, SHEEPDOG_FAULT_POINT: point, SHEEPDOG_FAULT_MARKER: marker },
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr?.on("data", (d) => {
+      stderr += d;
+    });
+    const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr })),
+    );
+    return { child, done };
+  });
+  const arrived = (r: (typeof runs)[number]) =>
+    r.child.exitCode !== null || procState(r.child.pid as number) === "T";
+  await waitFor(`all ${runs.length} at ${point}`, () => runs.every(arrived), 120_000, 20);
+  for (const r of runs) if (r.child.exitCode === null) r.child.kill("SIGCONT");
+  return Promise.all(runs.map((r) => r.done));
 }

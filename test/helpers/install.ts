@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { PYTHON3 } from "./cli.js";
 
 /**
  * Every entry under the given directories with its mode and (for files) a hash of its content:
@@ -26,7 +27,7 @@ export function treeSnapshot(...roots: string[]): Record<string, string> {
 /** Parses a plist with Python's plistlib (an independent, real parser) and returns it as JSON. */
 export function parsePlistWithPython(path: string): unknown {
   const r = spawnSync(
-    "python3",
+    PYTHON3,
     [
       "-c",
       [
@@ -46,7 +47,7 @@ export function parsePlistWithPython(path: string): unknown {
 /** The XML type names plistlib sees for a top-level dict's keys (int vs bool vs str). */
 export function plistTypesWithPython(path: string): Record<string, string> {
   const r = spawnSync(
-    "python3",
+    PYTHON3,
     [
       "-c",
       [

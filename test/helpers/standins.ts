@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "./cli.js";
+import { PYTHON3, tempDir } from "./cli.js";
 
 /**
  * Stand-in executables for `launchctl`, `systemctl` and `loginctl`: real files on PATH that
@@ -31,17 +31,21 @@ interface Rule {
   stderr: string;
 }
 
-const SCRIPT = `
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
-const [dir, tool, ...argv] = process.argv.slice(2);
-appendFileSync(dir + "/calls.jsonl", JSON.stringify({ tool, argv }) + "\\n");
-const rules = existsSync(dir + "/rules.json") ? JSON.parse(readFileSync(dir + "/rules.json", "utf8")) : [];
-const rule = rules.find((r) => r.tool === tool && r.when.every((w, i) => argv[i] === w));
-if (rule) {
-  process.stdout.write(rule.stdout);
-  process.stderr.write(rule.stderr);
-  process.exitCode = rule.exit;
-}
+// Python, not node: install and doctor call these tools dozens of times a file, and python3
+// starts in a fifth of node's time (the suite's CPU is mostly process start-ups).
+const SCRIPT = `import json, os, sys
+d, tool, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+with open(os.path.join(d, "calls.jsonl"), "a") as f:
+    f.write(json.dumps({"tool": tool, "argv": argv}) + "\\n")
+rules = []
+if os.path.exists(os.path.join(d, "rules.json")):
+    with open(os.path.join(d, "rules.json")) as f:
+        rules = json.load(f)
+for r in rules:
+    if r["tool"] == tool and all(i < len(argv) and argv[i] == w for i, w in enumerate(r["when"])):
+        sys.stdout.write(r["stdout"])
+        sys.stderr.write(r["stderr"])
+        sys.exit(r["exit"])
 `;
 
 export function standIns(
@@ -49,14 +53,13 @@ export function standIns(
 ): StandIns {
   const dir = tempDir("sheepdog-standins-");
   const bin = join(dir, "bin");
-  writeFileSync(join(dir, "standin.mjs"), SCRIPT);
+  writeFileSync(join(dir, "standin.py"), SCRIPT);
   mkdirSync(bin, { recursive: true });
   for (const tool of tools) {
     const path = join(bin, tool);
-    // sh with absolute paths: the stand-in must not depend on the PATH it is found on
     writeFileSync(
       path,
-      `#!/bin/sh\nexec '${process.execPath}' '${join(dir, "standin.mjs")}' '${dir}' '${tool}' "$@"\n`,
+      `#!/bin/sh\nexec '${PYTHON3}' '${join(dir, "standin.py")}' '${dir}' '${tool}' "$@"\n`,
     );
     chmodSync(path, 0o755);
   }

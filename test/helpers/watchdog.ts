@@ -100,9 +100,16 @@ export async function waitFor<T>(
   }
 }
 
-/** Waits until the manager a start launched holds the claim; returns its pid. */
+/**
+ * Waits until the manager a start launched has claimed (its `claimed` event is journaled, or it
+ * holds the claim now): a manager that claims and hands over at once holds the claim only for
+ * a moment, which a poll of holder.json can miss on a slow host.
+ */
 export async function waitForClaimBy(stateDir: string, pid: number): Promise<number> {
-  await waitFor(`pid ${pid} to claim`, () => holder(stateDir)?.pid === pid);
+  await waitFor(
+    `pid ${pid} to claim`,
+    () => holder(stateDir)?.pid === pid || ofType(stateDir, "claimed").some((e) => e.pid === pid),
+  );
   return pid;
 }
 
@@ -160,4 +167,51 @@ export function cleanedUp() {
       return child;
     },
   };
+}
+
+/**
+ * When a live holder's heartbeat goes stale: the later of its claim and its own last save, plus
+ * `staleMs` (DESIGN §6's heartbeat age, with no gap credit). The test computes the moment from
+ * the files the rule reads, instead of polling ticks until it comes.
+ */
+export function staleDue(stateDir: string, staleMs: number): number {
+  const h = holder(stateDir) as { pid: number; claimed_at?: string } | null;
+  let from = h?.claimed_at ? Date.parse(h.claimed_at) : Date.now();
+  try {
+    const beat = JSON.parse(readFileSync(join(stateDir, "heartbeat.json"), "utf8"));
+    if (beat.pid === h?.pid) from = Math.max(from, Date.parse(beat.at));
+  } catch {
+    // no save yet: judged from the claim
+  }
+  return from + staleMs;
+}
+
+/** When the last start's claim grace ends: its `manager_started` time plus `graceMs`. */
+export function graceDue(stateDir: string, graceMs: number): number {
+  const last = ofType(stateDir, "manager_started").at(-1);
+  return (last ? Date.parse(last.at) : Date.now()) + graceMs;
+}
+
+/**
+ * Sleeps until `dueAt`, then ticks (dry run) until the decision is `decision`: one tick, as a
+ * rule, or a few 250 ms apart when the host is slow. Returns the dry run's report.
+ */
+export async function dueFor(
+  env: NodeJS.ProcessEnv,
+  decision: string,
+  dueAt: number,
+  ms = 30_000,
+): Promise<TickProgram> {
+  const wait = dueAt - Date.now() + 50;
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = tick(env, ["--dry-run"]).report;
+    if (r.decision === decision) return r;
+    if (Date.now() > deadline)
+      throw new Error(
+        `still ${r.decision} (not ${decision}) ${ms} ms after it was due: ${r.reason}`,
+      );
+    await new Promise((res) => setTimeout(res, 250));
+  }
 }

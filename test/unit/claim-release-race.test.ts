@@ -13,9 +13,9 @@ import {
   removeClaimDir,
   sameProcess,
   tryAcquire,
-} from "../src/claim/claim.js";
-import { identityOf, type ProcessIdentity } from "../src/process/identity.js";
-import { tempDir } from "./helpers/cli.js";
+} from "../../src/claim/claim.js";
+import { identityOf, type ProcessIdentity } from "../../src/process/identity.js";
+import { tempDir } from "../helpers/cli.js";
 
 const me = identityOf(process.pid) as ProcessIdentity;
 // The releasing manager as the watchdog sees it: its start time no longer matches (stopped, pid

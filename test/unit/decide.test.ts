@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { JournalEvent } from "../src/journal/journal.js";
-import { history } from "../src/journal/replay.js";
-import type { MergeLockState } from "../src/merge-lock/lock.js";
-import { type DecidePolicy, type Decision, decide } from "../src/watchdog/decide.js";
-import { effectName } from "../src/watchdog/effects.js";
-import type { ClaimFacts, Facts } from "../src/watchdog/facts.js";
+import type { JournalEvent } from "../../src/journal/journal.js";
+import { history } from "../../src/journal/replay.js";
+import type { MergeLockState } from "../../src/merge-lock/lock.js";
+import { type DecidePolicy, type Decision, decide } from "../../src/watchdog/decide.js";
+import { effectName } from "../../src/watchdog/effects.js";
+import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
 
 const MIN = 60_000;
 const NOW = Date.parse("2026-11-30T12:00:00.000Z");

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { JournalEvent } from "../src/journal/journal.js";
-import { kindOf } from "../src/page/compose.js";
-import { type PagePolicy, planPages } from "../src/page/plan.js";
-import { pageStatusOf } from "../src/page/status.js";
+import type { JournalEvent } from "../../src/journal/journal.js";
+import { kindOf } from "../../src/page/compose.js";
+import { type PagePolicy, planPages } from "../../src/page/plan.js";
+import { pageStatusOf } from "../../src/page/status.js";
 
 const H = 3_600_000;
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");

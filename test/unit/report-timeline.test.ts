@@ -1,10 +1,10 @@
 // The pure part of `sheepdog report`: journal events in, bars, spans, markers and numbers out.
 import { describe, expect, it } from "vitest";
-import type { JournalEvent } from "../src/journal/journal.js";
-import { escapeHtml } from "../src/report/escape.js";
-import { reportHtml } from "../src/report/html.js";
-import { median, nightNumbers, spanTime, verdict } from "../src/report/numbers.js";
-import { buildTimeline, type Ending } from "../src/report/timeline.js";
+import type { JournalEvent } from "../../src/journal/journal.js";
+import { escapeHtml } from "../../src/report/escape.js";
+import { reportHtml } from "../../src/report/html.js";
+import { median, nightNumbers, spanTime, verdict } from "../../src/report/numbers.js";
+import { buildTimeline, type Ending } from "../../src/report/timeline.js";
 
 const T0 = Date.parse("2026-11-30T00:00:00.000Z");
 /** An event `s` seconds after T0. */

@@ -1,16 +1,16 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LINE_CAP, linesBackward } from "../src/usage/backward.js";
-import { parseRefusal } from "../src/usage/refusal.js";
+import { LINE_CAP, linesBackward } from "../../src/usage/backward.js";
+import { parseRefusal } from "../../src/usage/refusal.js";
 import {
   contextTokensOf,
   findTranscript,
   projectDirOf,
   readTail,
   refusalAtEnd,
-} from "../src/usage/transcript.js";
-import { tempDir } from "./helpers/cli.js";
+} from "../../src/usage/transcript.js";
+import { tempDir } from "../helpers/cli.js";
 import {
   age,
   apiErrorLine,
@@ -19,7 +19,7 @@ import {
   toolResultLine,
   userLine,
   writeTranscript,
-} from "./helpers/usage.js";
+} from "../helpers/usage.js";
 
 const BASIC = join(FIXTURES, "transcript-basic.jsonl");
 const LIMIT = join(FIXTURES, "transcript-limit.jsonl");

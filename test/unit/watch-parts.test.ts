@@ -4,11 +4,11 @@ import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { wakeOf } from "../src/watch/program-watch.js";
-import { PassQueue } from "../src/watch/queue.js";
-import { journalChange, relevantPath } from "../src/watch/relevance.js";
-import { cronOf } from "../src/watch/schedule.js";
-import type { ProgramReport } from "../src/watchdog/tick.js";
+import { wakeOf } from "../../src/watch/program-watch.js";
+import { PassQueue } from "../../src/watch/queue.js";
+import { journalChange, relevantPath } from "../../src/watch/relevance.js";
+import { cronOf } from "../../src/watch/schedule.js";
+import type { ProgramReport } from "../../src/watchdog/tick.js";
 
 describe("relevantPath", () => {
   it.each([
