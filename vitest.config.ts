@@ -1,5 +1,7 @@
 import { availableParallelism } from "node:os";
+import { basename } from "node:path";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // Two projects: `unit` (pure code, test/unit/: no process is started) and `e2e` (test/*.test.ts:
 // the built CLI, real processes, git, tmux, systemd, HTTP). Every e2e file makes its own temp
@@ -9,10 +11,44 @@ import { defineConfig } from "vitest/config";
 const workers =
   Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
 
+/**
+ * Files that spend a minute or more mostly waiting (a real timer, kill rounds, Herdr's arrival
+ * waits) go first, so they overlap everything else instead of ending the run alone. vitest's
+ * own order (longest first, from its cache of the last run) decides the rest; a fresh clone
+ * has no such cache.
+ */
+const LONG_FIRST = [
+  "systemd-real.test.ts",
+  "faults-kill-watchdog.test.ts",
+  "faults-kill-manager.test.ts",
+  "faults-kill-locks.test.ts",
+  "launch-herdr.test.ts",
+  "merge-lock.test.ts",
+  "watch.test.ts",
+  "tick-guards.test.ts",
+];
+
+class LongFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification) => {
+      const i = LONG_FIRST.indexOf(basename(f.moduleId));
+      return i < 0 ? LONG_FIRST.length : i;
+    };
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+      .map(({ f }) => f);
+  }
+}
+
 export default defineConfig({
   test: {
     pool: "forks",
+    // Files share a worker (one after another), so vitest is not loaded anew for each: the
+    // helpers register their hooks inside each file and keep no state across files.
     isolate: false,
+    sequence: { sequencer: LongFirst },
     maxWorkers: workers,
     // End-to-end tests spawn real processes and wait on real clocks.
     testTimeout: 60_000,

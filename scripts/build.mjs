@@ -5,7 +5,7 @@
 // a dynamic import (execa when a tool is spawned, pidusage for evidence, chokidar and node-cron
 // for watch) are bundles of their own in `dist/vendor/`: V8 still reads and pre-parses
 // whatever a file holds, and execa alone is half of the tick's bundle.
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
 const commands = readdirSync("src/commands")
@@ -13,7 +13,10 @@ const commands = readdirSync("src/commands")
   .map((f) => f.slice(0, -3));
 
 // SHEEPDOG_DIST lets parallel work build to its own folder without racing on dist/.
-const outdir = process.env.SHEEPDOG_DIST || "dist";
+const finalDir = process.env.SHEEPDOG_DIST || "dist";
+// Built beside and swapped in at the end: installed timers run dist/cli.cjs every few minutes,
+// and a tick that starts mid-build must find the old CLI or the new one, never half of one.
+const outdir = `${finalDir}.next-${process.pid}`;
 rmSync(outdir, { recursive: true, force: true });
 
 const common = {
@@ -77,3 +80,8 @@ writeFileSync(
   `${outdir}/cli.js`,
   '// Kept for timers installed by earlier builds (they run dist/cli.js); the CLI is cli.cjs.\nimport "./cli.cjs";\n',
 );
+
+const oldDir = `${finalDir}.old-${process.pid}`;
+if (existsSync(finalDir)) renameSync(finalDir, oldDir);
+renameSync(outdir, finalDir);
+rmSync(oldDir, { recursive: true, force: true });

@@ -267,21 +267,25 @@ describe("usage pauses through tick", () => {
   });
 
   it("a refusal naming no time pauses for usage.pause_fallback, then is re-checked and unpaused", async () => {
-    const p = program({ usage: { pause_fallback: "3s" } });
+    const q = program({ usage: { pause_fallback: "1h" } });
+    // The hour passes on the test's clock (SHEEPDOG_CLOCK_FILE), not the wall's.
+    const clock = join(q.home, "clock-step");
+    writeFileSync(clock, "0");
+    const p = { ...q, env: { ...q.env, SHEEPDOG_CLOCK_FILE: clock } };
     const a = await firstManager(p);
     refusalTranscript(join(projectDir(p), "a.jsonl"), REFUSAL, new Date());
     await kill(a); // a manager that hit the limit often exits
 
     const t1 = await tick(p.env);
     expect(t1.report.decision).toBe("pause");
-    expect(t1.report.reason).toMatch(/naming no reset.*pause_fallback \(3s\)/);
+    expect(t1.report.reason).toMatch(/naming no reset.*pause_fallback \(1h\)/);
     const paused = ofType(p.stateDir, "paused")[0];
     // The fallback runs from the tick that first saw the refusal.
     const now = Date.parse(String((t1.report.facts as { now: string }).now));
-    expect(paused?.until).toBe(new Date(now + 3000).toISOString());
+    expect(paused?.until).toBe(new Date(now + 3600_000).toISOString());
     expect((await tick(p.env)).report.decision).toBe("wait_pause");
 
-    await until(String(paused?.until));
+    writeFileSync(clock, String(Date.parse(String(paused?.until)) - Date.now() + 1000));
     // The same refusal is still at the end of the dead holder's transcript: it is the reading
     // already recorded, whose fallback has passed, so the pause does not begin again.
     const t2 = await tick(p.env);

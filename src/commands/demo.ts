@@ -318,6 +318,10 @@ async function watchScenes(s: Stage, current: number): Promise<ChildProcess> {
   s.say(
     `watch: successor started in ${afterHandOver.s}s: manager pid ${afterHandOver.next.pid} claimed the program`,
   );
+  // The watcher prints a pass once it is over, which can be just after its manager claimed.
+  await s.waitFor("the watcher's lines for both passes", () =>
+    [" restart_dead ", " start_after_hand_over "].every((d) => out.includes(d)),
+  );
   for (const l of out.split("\n").filter((x) => / (restart_dead|start_after_hand_over) /.test(x)))
     s.say(`watch log: ${l.replace(/^\S+\s+/, "")}`);
   watcher.kill("SIGTERM");
