@@ -86,9 +86,20 @@ export const COMMAND_SPECS = {
     options: { program, json },
   },
   tick: {
-    usage: ["tick [--program P | --all] [--dry-run] [--json] [--wide]"],
+    usage: ["tick [--program P | --all] [--every DURATION] [--dry-run] [--json] [--wide]"],
     about: "one watchdog pass per program: gather, decide, act (what the timer runs)",
-    options: { program, all, "dry-run": dryRun, json, wide },
+    options: {
+      program,
+      all,
+      every: {
+        type: "string",
+        arg: "DURATION",
+        help: "how often the scheduler runs this tick (the units install writes pass it); gaps in the watchdog's runs are judged against it (default: the program's watchdog.interval)",
+      },
+      "dry-run": dryRun,
+      json,
+      wide,
+    },
   },
   status: {
     usage: ["status [--program P | --all] [--json] [--wide]"],

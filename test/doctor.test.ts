@@ -97,6 +97,7 @@ describe("doctor", () => {
       "config",
       "state",
       "timer",
+      "cadence",
       "last_tick",
       "watcher",
       `tool:${process.execPath}`,
@@ -111,7 +112,7 @@ describe("doctor", () => {
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 10 checks ok");
+    expect(human.stdout).toContain("all 11 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {
@@ -314,6 +315,37 @@ describe("doctor", () => {
     // a unit without the variable (installed when it was unset) matches an unset shell
     expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
     expect(doctor().report.checks.find((c) => c.check === "timer")?.status).toBe("ok");
+  });
+
+  it("the cadence check (DESIGN §6): a timer slower than the interval warns, and so does a stale_after under two cadences", () => {
+    healthy();
+    const cadence = () => doctor().report.checks.find((c) => c.check === "cadence");
+    expect(cadence()?.detail).toBe("ticked every 5m; watchdog.interval 5m");
+    expect(
+      sheepdog(["install", "systemd", "--program", p.root, "--interval", "15m"], { env }).code,
+    ).toBe(0);
+    const slow = cadence();
+    expect(slow?.status).toBe("warn");
+    expect(slow?.detail).toMatch(
+      /sheepdog-demo\.timer ticks every 15m, but watchdog\.interval is 5m/,
+    );
+    expect(slow?.fix).toContain(`sheepdog install systemd --program ${p.root} --interval 5m`);
+    // the tick reads that cadence from its unit: the last tick 14m ago is on time, not late
+    expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
+    const config = JSON.parse(readFileSync(join(p.root, "program.json"), "utf8"));
+    config.watchdog = { ...config.watchdog, stale_after: "8m" };
+    writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
+    const short = cadence();
+    expect(short?.status).toBe("warn");
+    expect(short?.detail).toMatch(/stale_after \(8m\) is under twice the cadence .*\(5m\)/);
+    // check says the same, on stderr, and still exits 0 (tests tick by hand with short settings)
+    const check = sheepdog(["check", "--program", p.root], { env });
+    expect(check.code).toBe(0);
+    expect(check.stderr).toMatch(
+      /^warning: .*program\.json: watchdog\.stale_after \(8m\) is under twice/,
+    );
+    const json = JSON.parse(sheepdog(["check", "--program", p.root, "--json"], { env }).stdout);
+    expect(json.warnings).toHaveLength(1);
   });
 
   it("a unit whose node or CLI no longer exists fails with the reinstall command", () => {

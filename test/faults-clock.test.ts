@@ -131,14 +131,17 @@ describe("clock steps under watch (the resident watcher reads the step again eac
 
 describe("gaps kept in last-tick.json", () => {
   it("a second long sleep does not drop the first while a heartbeat from before both can be judged", () => {
-    const policy = { interval: 300_000, staleAfter: 45 * 60_000, claimGrace: 10 * 60_000 };
+    const policy = { staleAfter: 45 * 60_000, claimGrace: 10 * 60_000 };
+    const cadence = 300_000;
     const t = (h: number) => Date.parse("2026-11-30T00:00:00Z") + h * HOUR;
     // Saved at 0h; slept 0h10–2h; a dark wake ticked at 2h; slept again until 26h.
     const first = { from: new Date(t(1 / 6)).toISOString(), to: new Date(t(2)).toISOString() };
-    const kept = gapsToRecord(first.to, [first], t(26), policy);
+    const kept = gapsToRecord(first.to, [first], t(26), policy, cadence);
     expect(kept).toContainEqual(first);
     expect(kept).toHaveLength(2);
     // With no gap after it, a gap is dropped once it can no longer matter (4 × stale_after).
-    expect(gapsToRecord(new Date(t(5)).toISOString(), [first], t(5.1), policy)).toEqual([]);
+    expect(gapsToRecord(new Date(t(5)).toISOString(), [first], t(5.1), policy, cadence)).toEqual(
+      [],
+    );
   });
 });

@@ -107,12 +107,27 @@ const MALFORMED: { what: string; text: string; message: RegExp }[] = [
     what: "bad duration",
     text: '{"name": "bad", "watchdog": {"stale_after": "45 minutes"}}',
     message:
-      /watchdog\.stale_after: expected a duration such as 90s, 5m, 2h or 1d, got "45 minutes"/,
+      /watchdog\.stale_after: expected a positive duration such as 90s, 5m, 2h or 1d, got "45 minutes"/,
+  },
+  {
+    what: "zero stale_after (it would stop a healthy manager on every tick)",
+    text: '{"name": "bad", "watchdog": {"stale_after": "0s"}}',
+    message: /watchdog\.stale_after: expected a positive duration .*got "0s"/,
+  },
+  {
+    what: "zero claim_grace, spelled as several zero parts",
+    text: '{"name": "bad", "watchdog": {"claim_grace": "0m0s"}}',
+    message: /watchdog\.claim_grace: expected a positive duration .*got "0m0s"/,
+  },
+  {
+    what: "zero pause_fallback",
+    text: '{"name": "bad", "usage": {"pause_fallback": "0h"}}',
+    message: /usage\.pause_fallback: expected a positive duration .*got "0h"/,
   },
   {
     what: "bad nested duration",
     text: '{"name": "bad", "watchdog": {"crash_loop": {"within": "1 hour"}}}',
-    message: /watchdog\.crash_loop\.within: expected a duration/,
+    message: /watchdog\.crash_loop\.within: expected a positive duration/,
   },
   {
     what: "bad name",

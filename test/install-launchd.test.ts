@@ -76,6 +76,8 @@ describe("install launchd", () => {
       "tick",
       "--program",
       p.root,
+      "--every",
+      "5m",
     ]);
     for (const arg of agent.ProgramArguments.slice(0, 2)) expect(arg.startsWith("/")).toBe(true);
     expect(agent.StartCalendarInterval).toEqual(
@@ -196,7 +198,7 @@ describe("install launchd", () => {
       join(home, "Library", "LaunchAgents", "dev.sheepdog.plist"),
     ) as Agent;
     expect(agent.Label).toBe("dev.sheepdog");
-    expect(agent.ProgramArguments.slice(2)).toEqual(["tick", "--all"]);
+    expect(agent.ProgramArguments.slice(2)).toEqual(["tick", "--all", "--every", "5m"]);
   });
 
   it("a second install replaces the first: one file, same content", () => {

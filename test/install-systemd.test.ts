@@ -98,6 +98,9 @@ describe("install systemd", () => {
       "tick",
       "--program",
       p.root,
+      // the tick judges gaps against how often it really runs (DESIGN §6)
+      "--every",
+      "5m",
     ]);
     // longer than the tick's own 4-min deadline, so the tick fails (and pages) before systemd
     expect(one(svc, "Service", "TimeoutStartSec")).toEqual(["5min"]);
@@ -218,7 +221,7 @@ describe("install systemd", () => {
     expect(r.code).toBe(0);
     const svc = parseUnit(readFileSync(join(unitDir, "sheepdog.service"), "utf8"));
     const exec = one(svc, "Service", "ExecStart");
-    expect(splitWords(exec?.[0] ?? "").slice(2)).toEqual(["tick", "--all"]);
+    expect(splitWords(exec?.[0] ?? "").slice(2)).toEqual(["tick", "--all", "--every", "5m"]);
     // each program pass has its own 4-min deadline: the whole run gets longer, never infinity
     expect(one(svc, "Service", "TimeoutStartSec")).toEqual(["30min"]);
     expect(one(svc, "Service", "Environment")).toContain(

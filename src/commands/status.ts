@@ -51,7 +51,7 @@ function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
   const manager =
     "pid" in c ? `pid ${c.pid} (${formatDuration(now - Date.parse(c.claimed_at))})` : "-";
   const claim = c.state === "none" ? "none" : c.state === "unreadable" ? "unreadable" : c.state;
-  const hb = heartbeatAge(f, { interval: Number.POSITIVE_INFINITY });
+  const hb = heartbeatAge(f, { cadence: Number.POSITIVE_INFINITY });
   const beat = hb ? (hb.saved ? `${formatDuration(hb.age)} ago` : "no save yet") : "-";
   const tokens = f.heartbeat?.context_tokens;
   const context =

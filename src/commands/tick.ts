@@ -1,8 +1,9 @@
 import { openProgramAt, selectRoots } from "../config/context.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
-import { EXIT, SheepdogError } from "../errors.js";
+import { EXIT, SheepdogError, UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
+import { DURATION_EXPECTED, isPositiveDuration, parseDuration } from "../util/duration.js";
 import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
@@ -87,10 +88,17 @@ function handleSignals(): void {
     );
 }
 
+function parseEvery(text: string): number {
+  if (!isPositiveDuration(text))
+    throw new UsageError(`--every ${JSON.stringify(text)}: expected ${DURATION_EXPECTED}`);
+  return parseDuration(text);
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("tick", argv);
   const dryRun = values["dry-run"] === true;
   const roots = selectRoots(values.program, values.all);
+  const every = values.every === undefined ? undefined : parseEvery(values.every);
   const startedAt = Date.now();
   const deadlineMs = Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
   if (!dryRun) handleSignals();
@@ -102,6 +110,7 @@ export async function run(argv: string[]): Promise<number> {
     const deadline = dryRun ? null : armDeadline(deadlineMs);
     try {
       const program = openProgramAt(root, { create: !dryRun });
+      if (every !== undefined) program.policy.cadence = every;
       reports.push(await tick.tickProgram(program, { dryRun }));
     } catch (err) {
       const failed = err instanceof tick.TickFailed;

@@ -12,6 +12,11 @@ export const CONFIG_FILE = "program.json";
 /** Every duration as milliseconds: what the watchdog's rules read. */
 export interface Policy {
   interval: number;
+  /**
+   * How often the watchdog really runs (DESIGN §6): `tick --every` (the units install writes
+   * pass it), else the interval. Gaps are judged against it.
+   */
+  cadence: number;
   staleAfter: number;
   claimGrace: number;
   mergeMax: number;
@@ -94,6 +99,7 @@ export function policyOf(config: ProgramConfig): Policy {
   const page = config.page;
   return {
     interval: parseDuration(w.interval),
+    cadence: parseDuration(w.interval),
     staleAfter: parseDuration(w.stale_after),
     claimGrace: parseDuration(w.claim_grace),
     mergeMax: parseDuration(w.merge_max),

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { unsupportedGlobSyntax } from "../progress/syntax.js";
-import { DURATION_EXPECTED, isDuration } from "../util/duration.js";
+import { DURATION_EXPECTED, isPositiveDuration } from "../util/duration.js";
 
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const LAUNCHERS = ["command", "tmux", "herdr"] as const;
@@ -33,8 +33,14 @@ export const DEFAULTS = {
 } as const;
 
 const text = () => z.string().check(z.minLength(1, { message: "a non-empty string" }));
+// Zero is refused (DESIGN §16): `stale_after: "0s"` would stop a healthy manager on every tick.
 const duration = (fallback: string) =>
-  z._default(z.string().check(z.refine(isDuration, { message: DURATION_EXPECTED })), fallback);
+  z._default(
+    z
+      .string({ message: DURATION_EXPECTED })
+      .check(z.refine(isPositiveDuration, { message: DURATION_EXPECTED })),
+    fallback,
+  );
 const count = (fallback: number) =>
   z._default(
     z

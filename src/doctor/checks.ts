@@ -6,7 +6,7 @@ import { type Installed, installedLaunchd, installedSystemd } from "../install/i
 import { homeDir } from "../install/target.js";
 import { stateDirOf, stateDirProblem } from "../state/dir.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
-import { coveringUnits, lastTickCheck, timerCheck } from "./schedule-checks.js";
+import { cadenceCheck, coveringUnits, lastTickCheck, timerCheck } from "./schedule-checks.js";
 import { pagesCheck, statuslineCheck, stopFailureHookCheck, toolChecks } from "./tool-checks.js";
 import { trustCheck } from "./trust.js";
 import { watcherCheck } from "./watcher.js";
@@ -95,6 +95,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     ),
     stateCheck(program.name, root),
     timerCheck(program, covering, inert),
+    cadenceCheck(program, covering),
     lastTickCheck(program, covering),
     watcherCheck(program, nativeScheduler()),
     ...toolChecks(program, covering),

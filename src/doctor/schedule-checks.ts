@@ -2,6 +2,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Program } from "../config/load.js";
+import { policyWarnings } from "../config/warnings.js";
 import type { Installed, Scheduler } from "../install/installed.js";
 import { stateDirOf, stateFiles } from "../state/dir.js";
 import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
@@ -87,9 +88,64 @@ function isFile(path: string): boolean {
   }
 }
 
+/** An `--all` unit from before `tick --every`, and `install --all`'s default: every 5 minutes. */
+const ALL_DEFAULT_CADENCE = 5 * 60_000;
+
+/** The unit that ticks this program least often, and how often that is. */
+function slowestUnit(
+  program: Program,
+  covering: Installed[],
+): { unit: Installed; ms: number } | undefined {
+  return covering
+    .map((unit) => ({
+      unit,
+      ms:
+        unit.every ?? (unit.target?.kind === "all" ? ALL_DEFAULT_CADENCE : program.policy.interval),
+    }))
+    .sort((a, b) => b.ms - a.ms)[0];
+}
+
+/**
+ * The cadence rule (DESIGN §6): a program ticked less often than its interval is judged late
+ * (a death is seen up to a cadence late), and a stale_after under two cadences can stop a
+ * working manager after one late tick.
+ */
+export function cadenceCheck(program: Program, covering: Installed[]): Check {
+  const slowest = slowestUnit(program, covering);
+  const cadence = slowest?.ms ?? program.policy.interval;
+  const interval = program.policy.interval;
+  const reinstall = slowest
+    ? `sheepdog install ${slowest.unit.scheduler} --program ${program.root} --interval ${formatDuration(interval)}`
+    : null;
+  if (slowest && interval < cadence)
+    return bad(
+      program.name,
+      "cadence",
+      "warn",
+      `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, but watchdog.interval is ${formatDuration(interval)}: deaths and limits are seen up to ${formatDuration(cadence)} late`,
+      `${reinstall} (or set watchdog.interval to ${formatDuration(cadence)})`,
+    );
+  const [warning] = policyWarnings(program.policy, cadence);
+  if (warning)
+    return bad(
+      program.name,
+      "cadence",
+      "warn",
+      warning,
+      `raise watchdog.stale_after in ${program.configPath} to at least ${formatDuration(2 * cadence)}`,
+    );
+  return ok(
+    program.name,
+    "cadence",
+    slowest
+      ? `ticked every ${formatDuration(cadence)}; watchdog.interval ${formatDuration(interval)}`
+      : `watchdog.interval ${formatDuration(interval)} (no timer yet)`,
+  );
+}
+
 export function lastTickCheck(program: Program, covering: Installed[]): Check {
   const path = join(stateDirOf(program.root), stateFiles.lastTick);
-  const interval = program.policy.interval;
+  const interval = Math.max(program.policy.interval, slowestUnit(program, covering)?.ms ?? 0);
   const hint = covering[0]
     ? covering[0].scheduler === "systemd"
       ? `see: systemctl --user status ${covering[0].name}.timer; journalctl --user -u ${covering[0].name}.service`
@@ -119,7 +175,7 @@ export function lastTickCheck(program: Program, covering: Installed[]): Check {
       program.name,
       "last_tick",
       "warn",
-      `${said}, more than twice the interval (${formatDuration(interval)})`,
+      `${said}, more than twice the cadence (${formatDuration(interval)})`,
       hint,
     );
   return ok(program.name, "last_tick", said);

@@ -133,6 +133,7 @@ function launchdPlan({ target, env, home, schedule, every, title, runs, stale }:
     target,
     ...runs,
     schedule,
+    every,
     home,
     path: unitPath({ homebrew: true, env }),
   });
@@ -153,17 +154,18 @@ function launchdPlan({ target, env, home, schedule, every, title, runs, stale }:
   return {
     title,
     steps,
-    summary: `installed launchd agent ${label}: runs sheepdog ${tickArgs(target).join(" ")} (${when}) for ${describeTarget(target)}; logs in ${launchdLogDir(home)}`,
+    summary: `installed launchd agent ${label}: runs sheepdog ${tickArgs(target, every).join(" ")} (${when}) for ${describeTarget(target)}; logs in ${launchdLogDir(home)}`,
   };
 }
 
-function systemdPlan({ target, interval, env, home, title, runs, stale }: PlanInput): Plan {
+function systemdPlan({ target, interval, every, env, home, title, runs, stale }: PlanInput): Plan {
   const onCalendar = systemdOnCalendar(interval);
   const dir = userUnitDir(home, env);
   const units = buildUnits({
     target,
     ...runs,
     onCalendar,
+    every,
     path: unitPath({ homebrew: false, env }),
   });
   const servicePath = join(dir, `${units.base}.service`);
@@ -188,7 +190,7 @@ function systemdPlan({ target, interval, env, home, title, runs, stale }: PlanIn
   return {
     title,
     steps,
-    summary: `installed systemd timer ${units.base}.timer (OnCalendar=${onCalendar}, Persistent=true): runs sheepdog ${tickArgs(target).join(" ")} for ${describeTarget(target)}; logs: journalctl --user -u ${units.base}.service`,
+    summary: `installed systemd timer ${units.base}.timer (OnCalendar=${onCalendar}, Persistent=true): runs sheepdog ${tickArgs(target, every).join(" ")} for ${describeTarget(target)}; logs: journalctl --user -u ${units.base}.service`,
   };
 }
 

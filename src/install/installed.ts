@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { isErrno } from "../util/fs.js";
 import { LAUNCHD_MARKER, launchAgentsDir, OUR_PLIST_NAME, readOurPlist } from "./launchd.js";
 import { isOurUnit, OUR_UNIT_NAME, readOurService, userUnitDir } from "./systemd.js";
-import { targetOfArgs } from "./target.js";
+import { everyOfArgs, targetOfArgs } from "./target.js";
 
 export type Scheduler = "launchd" | "systemd";
 
@@ -18,6 +18,8 @@ export interface Installed {
   target: { kind: "all" } | { kind: "program"; root: string } | null;
   /** The command it runs (node, CLI, tick args) and the PATH it runs with. */
   args: string[];
+  /** The `tick --every` it passes (ms); undefined for units written before `--every`. */
+  every: number | undefined;
   path: string | undefined;
   sheepdogHome: string | undefined;
   /** `SHEEPDOG_STATE_DIR` it runs with; undefined means the default (under its HOME). */
@@ -57,6 +59,7 @@ export function installedLaunchd(home: string): Installed[] {
       name: agent.label,
       files: [path],
       target: targetOfArgs(agent.args),
+      every: everyOfArgs(agent.args),
       args: agent.args,
       path: agent.path,
       sheepdogHome: agent.sheepdogHome,
@@ -86,6 +89,7 @@ export function installedSystemd(home: string, env = process.env): Installed[] {
       name: base,
       files: ours,
       target: service ? targetOfArgs(service.args) : null,
+      every: service ? everyOfArgs(service.args) : undefined,
       args: service?.args ?? [],
       path: service?.path,
       sheepdogHome: service?.sheepdogHome,

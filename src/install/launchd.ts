@@ -40,6 +40,8 @@ export function buildLaunchAgent(opts: {
   node: string;
   cli: string;
   schedule: Schedule;
+  /** The interval it ticks at, passed as `tick --every`. */
+  every: string;
   home: string;
   path: string;
   sheepdogHome?: string;
@@ -53,7 +55,7 @@ export function buildLaunchAgent(opts: {
   if (opts.stateDir) env.SHEEPDOG_STATE_DIR = opts.stateDir;
   return {
     Label: label,
-    ProgramArguments: [opts.node, opts.cli, ...tickArgs(opts.target)],
+    ProgramArguments: [opts.node, opts.cli, ...tickArgs(opts.target, opts.every)],
     ...(calendar
       ? { StartCalendarInterval: calendar }
       : {

@@ -1,5 +1,5 @@
 import { UsageError } from "../errors.js";
-import { DURATION_EXPECTED, isDuration, parseDuration } from "../util/duration.js";
+import { DURATION_EXPECTED, isPositiveDuration, parseDuration } from "../util/duration.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -19,7 +19,7 @@ export type Schedule =
   | { kind: "seconds"; seconds: number };
 
 export function parseInterval(text: string): { ms: number; schedule: Schedule } {
-  if (!isDuration(text) || parseDuration(text) === 0)
+  if (!isPositiveDuration(text))
     throw new UsageError(`--interval ${JSON.stringify(text)}: expected ${DURATION_EXPECTED}`);
   const ms = parseDuration(text);
   return { ms, schedule: scheduleOf(ms) };

@@ -67,6 +67,8 @@ export function buildUnits(opts: {
   node: string;
   cli: string;
   onCalendar: string;
+  /** The interval it ticks at, passed as `tick --every`. */
+  every: string;
   path: string;
   sheepdogHome?: string;
   stateDir?: string;
@@ -83,7 +85,7 @@ export function buildUnits(opts: {
       Unit: { Description: `sheepdog watchdog tick for ${what}` },
       Service: {
         Type: "oneshot",
-        ExecStart: [opts.node, opts.cli, ...tickArgs(opts.target)],
+        ExecStart: [opts.node, opts.cli, ...tickArgs(opts.target, opts.every)],
         Environment: env,
         TimeoutStartSec: opts.target.kind === "all" ? TICK_TIMEOUT_ALL : TICK_TIMEOUT,
         KillMode: "process",

@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, realpathSync, statSync } from "node:
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isPositiveDuration, parseDuration } from "../util/duration.js";
 import { expandHome } from "../util/fs.js";
 
 /** What one installed timer ticks: one program (by its root) or every program (`--all`). */
@@ -11,9 +12,13 @@ export function homeDir(env = process.env): string {
   return env.HOME || homedir();
 }
 
-/** The tick's arguments after the CLI path. */
-export function tickArgs(target: Target): string[] {
-  return target.kind === "all" ? ["tick", "--all"] : ["tick", "--program", target.root];
+/**
+ * The tick's arguments after the CLI path. `--every` tells the tick how often it really runs
+ * (DESIGN §6): a timer slower than the program's interval must not read as a sleep.
+ */
+export function tickArgs(target: Target, every: string): string[] {
+  const which = target.kind === "all" ? ["--all"] : ["--program", target.root];
+  return ["tick", ...which, "--every", every];
 }
 
 /** The target a tick's argv names, or null when it is not a sheepdog tick. */
@@ -23,14 +28,25 @@ export function targetOfArgs(
   return targetAfter(args, "tick");
 }
 
-/** What `<verb> --all` or `<verb> --program ROOT` in an installed unit's argv names, or null. */
+/** The `--every` an installed tick passes, in ms; undefined for units from before it existed. */
+export function everyOfArgs(args: readonly string[]): number | undefined {
+  const i = args.indexOf("--every");
+  const text = i >= 0 ? args[i + 1] : undefined;
+  return text && isPositiveDuration(text) ? parseDuration(text) : undefined;
+}
+
+/**
+ * What `<verb> --all` or `<verb> --program ROOT` (then, for a tick, `--every D`) in an installed
+ * unit's argv names, or null.
+ */
 export function targetAfter(
   args: readonly string[],
   verb: string,
 ): { kind: "all" } | { kind: "program"; root: string } | null {
   const i = args.indexOf(verb);
   if (i < 0) return null;
-  const rest = args.slice(i + 1);
+  let rest = args.slice(i + 1);
+  if (rest.length >= 2 && rest.at(-2) === "--every") rest = rest.slice(0, -2);
   if (rest.length === 1 && rest[0] === "--all") return { kind: "all" };
   if (rest.length === 2 && rest[0] === "--program" && rest[1])
     return { kind: "program", root: rest[1] };

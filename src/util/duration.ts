@@ -32,4 +32,9 @@ export function formatDuration(ms: number): string {
   return `${sign}${m}m${s ? `${s}s` : ""}`;
 }
 
-export const DURATION_EXPECTED = "a duration such as 90s, 5m, 2h or 1d";
+export const DURATION_EXPECTED = "a positive duration such as 90s, 5m, 2h or 1d";
+
+/** A duration longer than zero: every setting and flag that takes one refuses `0s` (DESIGN §16). */
+export function isPositiveDuration(text: string): boolean {
+  return isDuration(text) && parseDuration(text) > 0;
+}

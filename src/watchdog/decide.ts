@@ -28,7 +28,7 @@ export type DecisionKind = (typeof DECISIONS)[number];
 /** The rule settings decide reads (all durations in ms). */
 export type DecidePolicy = Pick<
   Policy,
-  | "interval"
+  | "cadence"
   | "staleAfter"
   | "claimGrace"
   | "mergeMax"

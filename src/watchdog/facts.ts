@@ -14,6 +14,8 @@ export interface Facts {
   tick_lock: { held: false } | { held: true; pid: number | null; at: string | null };
   /** When the watchdog last ran (last-tick.json `at`), for the sleep/clock-gap rule. */
   last_tick_at: string | null;
+  /** The cadence the last tick ran at (last-tick.json `cadence_ms`): see `cadenceOf`. */
+  last_tick_cadence_ms?: number;
   /**
    * The sleep/clock gaps earlier ticks saw (last-tick.json `gaps`), oldest first, so a gap
    * counts against no manager on every later tick too, not only the first after it.

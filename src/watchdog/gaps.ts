@@ -7,12 +7,24 @@ export const ms = (text: string | null | undefined): number =>
   text ? Date.parse(text) : Number.NaN;
 
 /**
- * The gap this tick finds (DESIGN §6): the watchdog last ran more than two intervals ago, so the
+ * The cadence gaps are judged against (DESIGN §6): how often the watchdog really runs. The
+ * tick's own (`--every`, else the interval), or the last tick's when that was longer: a hand
+ * tick between two runs of a 15-minute timer must not read the timer's wait as a sleep.
+ */
+export function cadenceOf(
+  policy: Pick<DecidePolicy, "cadence">,
+  facts?: Pick<Facts, "last_tick_cadence_ms">,
+): number {
+  return Math.max(policy.cadence, facts?.last_tick_cadence_ms ?? 0);
+}
+
+/**
+ * The gap this tick finds (DESIGN §6): the watchdog last ran more than two cadences ago, so the
  * host slept or the timer was held back. Null when there is none (or no last tick).
  */
-export function currentGap(lastTickAt: string | null, now: number, interval: number): Gap | null {
+export function currentGap(lastTickAt: string | null, now: number, cadence: number): Gap | null {
   const last = ms(lastTickAt);
-  if (!lastTickAt || Number.isNaN(last) || now - last <= 2 * interval) return null;
+  if (!lastTickAt || Number.isNaN(last) || now - last <= 2 * cadence) return null;
   return { from: lastTickAt, to: new Date(now).toISOString() };
 }
 
@@ -26,14 +38,14 @@ interface Span {
  * The gaps that count (DESIGN §6): those earlier ticks recorded, plus the current one when the
  * watchdog last ran more than two intervals ago. Sorted and made disjoint.
  */
-function gapSpans(facts: Facts, interval: number): Span[] {
+function gapSpans(facts: Facts, cadence: number): Span[] {
   const spans: Span[] = [];
   for (const g of facts.gaps ?? []) {
     const from = ms(g.from);
     const to = ms(g.to);
     if (!Number.isNaN(from) && !Number.isNaN(to) && to > from) spans.push({ from, to });
   }
-  const gap = currentGap(facts.last_tick_at, ms(facts.now), interval);
+  const gap = currentGap(facts.last_tick_at, ms(facts.now), cadence);
   if (gap) spans.push({ from: ms(gap.from), to: ms(gap.to) });
   spans.sort((a, b) => a.from - b.from);
   let covered = Number.NEGATIVE_INFINITY;
@@ -48,18 +60,19 @@ function gapSpans(facts: Facts, interval: number): Span[] {
 
 /**
  * The sleep/clock-gap credit for an age measured from `since` (DESIGN §6): of every gap, the
- * excess over one interval (`[from + interval, to]`) that lies between `since` and now counts
+ * excess over one cadence (`[from + cadence, to]`) that lies between `since` and now counts
  * against no manager. A gap stays credited on every later tick, not only the one that found it.
  */
 export function gapCredit(
   facts: Facts,
-  policy: Pick<DecidePolicy, "interval">,
+  policy: Pick<DecidePolicy, "cadence">,
   since: number,
 ): number {
   const now = ms(facts.now);
+  const cadence = cadenceOf(policy, facts);
   let credit = 0;
-  for (const g of gapSpans(facts, policy.interval)) {
-    const lo = Math.max(g.from + policy.interval, since);
+  for (const g of gapSpans(facts, cadence)) {
+    const lo = Math.max(g.from + cadence, since);
     const hi = Math.min(g.to, now);
     if (hi > lo) credit += hi - lo;
   }
@@ -68,23 +81,24 @@ export function gapCredit(
 
 /**
  * The gaps this tick records in last-tick.json: those carried from the last one plus the
- * current gap (now − the last tick > two intervals), pruned to those that can still matter
+ * current gap (now − the last tick > two cadences), pruned to those that can still matter
  * (ended within four times the longer of stale_after and claim_grace; the newest 50).
  */
 export function gapsToRecord(
   lastTickAt: string | null,
   gaps: readonly Gap[] | undefined,
   now: number,
-  policy: Pick<DecidePolicy, "interval" | "staleAfter" | "claimGrace">,
+  policy: Pick<DecidePolicy, "staleAfter" | "claimGrace">,
+  cadence: number,
 ): Gap[] {
   const out = [...(gaps ?? [])];
-  const gap = currentGap(lastTickAt, now, policy.interval);
+  const gap = currentGap(lastTickAt, now, cadence);
   if (gap) out.push(gap);
   const keep = 4 * Math.max(policy.staleAfter, policy.claimGrace);
   // A gap matters while a heartbeat from before it could still be fresh: while the time since it
   // ended, less the credit of the gaps after it, is within `keep`. (By wall time alone, a second
   // long sleep dropped the first, and a manager that saved before both looked stuck.)
-  const excess = (g: Gap) => Math.max(0, ms(g.to) - ms(g.from) - policy.interval);
+  const excess = (g: Gap) => Math.max(0, ms(g.to) - ms(g.from) - cadence);
   return out
     .filter((g) => {
       const end = ms(g.to);
@@ -113,7 +127,7 @@ export function isHoldersBeat(
  */
 export function heartbeatAge(
   facts: Facts,
-  policy: Pick<DecidePolicy, "interval">,
+  policy: Pick<DecidePolicy, "cadence">,
 ): { age: number; credit: number; saved: boolean } | null {
   const claim = facts.claim;
   if (!("claimed_at" in claim)) return null;

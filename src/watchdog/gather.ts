@@ -23,6 +23,8 @@ export interface LastTick {
   reason: string;
   /** The sleep/clock gaps that can still matter (DESIGN §6), oldest first. */
   gaps?: Gap[];
+  /** The cadence (ms) the tick that wrote it ran at (DESIGN §6). */
+  cadence_ms?: number;
   facts?: Facts;
 }
 
@@ -42,6 +44,12 @@ export function gapsOf(last: LastTick | null): Gap[] {
     (g): g is Gap =>
       g !== null && typeof g === "object" && typeof g.from === "string" && typeof g.to === "string",
   );
+}
+
+/** The last tick's cadence when it recorded a sane one (a positive number of ms). */
+export function cadenceMsOf(last: LastTick | null): number | undefined {
+  const c = last?.cadence_ms;
+  return typeof c === "number" && Number.isFinite(c) && c > 0 ? c : undefined;
 }
 
 /** Rule 12: whether the last start's recorded process still runs, when it never claimed. */
@@ -143,6 +151,7 @@ export async function gather(
         ? { held: true, pid: lock.holder?.pid ?? null, at: lock.holder?.at ?? null }
         : { held: false },
     last_tick_at: last?.at ?? null,
+    ...(cadenceMsOf(last) !== undefined ? { last_tick_cadence_ms: cadenceMsOf(last) } : {}),
     gaps: gapsOf(last),
     finished: state.finished
       ? { at: state.finished.at, note: text(state.finished.note) || null }

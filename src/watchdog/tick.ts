@@ -7,8 +7,8 @@ import { iso } from "../util/time.js";
 import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
-import { currentGap } from "./gaps.js";
-import { gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
+import { cadenceOf, currentGap } from "./gaps.js";
+import { cadenceMsOf, gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
 /** One program's line of `tick --json`/`status --json`. */
@@ -39,15 +39,15 @@ async function pages(
 }
 
 /**
- * A gap in the watchdog's runs (DESIGN §6: more than two intervals since the last tick) is
+ * A gap in the watchdog's runs (DESIGN §6: more than two cadences since the last tick) is
  * journaled once, by the tick that finds it, so `report` can draw the time no manager was
- * judged on; the excess over one interval is what counts against no manager.
+ * judged on; the excess over one cadence is what counts against no manager.
  */
-function journalSleepGap(program: ProgramContext, lastTickAt: string | null, now: number): void {
-  const interval = program.policy.interval;
-  const gap = currentGap(lastTickAt, now, interval);
+function journalSleepGap(program: ProgramContext, facts: Facts, now: number): void {
+  const cadence = cadenceOf(program.policy, facts);
+  const gap = currentGap(facts.last_tick_at, now, cadence);
   if (!gap) return;
-  const discounted_ms = now - Date.parse(gap.from) - interval;
+  const discounted_ms = now - Date.parse(gap.from) - cadence;
   appendEvent(program.stateDir, { type: "sleep_gap", ...gap, discounted_ms }, now);
 }
 
@@ -94,7 +94,7 @@ export async function tickProgram(
     try {
       faultPoint("tick.locked");
       facts = await gather(program, now, { held: false });
-      journalSleepGap(program, facts.last_tick_at, now);
+      journalSleepGap(program, facts, now);
       d = await judge(program, facts, now);
       faultPoint("tick.after-decide");
       if (d.effects.length > 0) {
@@ -108,7 +108,14 @@ export async function tickProgram(
         at: iso(now),
         decision: d.decision,
         reason: d.reason,
-        gaps: gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy),
+        gaps: gapsToRecord(
+          facts.last_tick_at,
+          facts.gaps,
+          now,
+          program.policy,
+          cadenceOf(program.policy, facts),
+        ),
+        cadence_ms: program.policy.cadence,
         facts,
       });
     } finally {
@@ -136,14 +143,16 @@ async function failTick(
   try {
     // The gaps are carried forward even by a failed tick: rewriting `at` must not lose them.
     const last = facts ? null : readLastTick(program.stateDir);
+    const cadence = cadenceOf(program.policy, facts ?? { last_tick_cadence_ms: cadenceMsOf(last) });
     const gaps = facts
-      ? gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy)
-      : gapsToRecord(last?.at ?? null, gapsOf(last), now, program.policy);
+      ? gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy, cadence)
+      : gapsToRecord(last?.at ?? null, gapsOf(last), now, program.policy, cadence);
     writeJsonAtomic(join(program.stateDir, LAST_TICK), {
       at: iso(now),
       decision: "tick_failed",
       reason: message,
       gaps,
+      cadence_ms: program.policy.cadence,
       facts,
     });
   } catch {

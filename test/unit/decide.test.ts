@@ -12,7 +12,7 @@ const NOW = Date.parse("2026-11-30T12:00:00.000Z");
 const ago = (m: number) => new Date(NOW - m * MIN).toISOString();
 
 const POLICY: DecidePolicy = {
-  interval: 5 * MIN,
+  cadence: 5 * MIN,
   staleAfter: 45 * MIN,
   claimGrace: 10 * MIN,
   mergeMax: 120 * MIN,
@@ -1138,6 +1138,42 @@ const cases: Case[] = [
     facts: { last_tick_at: ago(1), gaps: [{ from: ago(98), to: ago(1) }] },
     want: { decision: "starting" },
     reason: /8m ago.*1h32m gap/,
+  },
+  // The cadence (DESIGN §6): a timer slower than the interval is not a sleep.
+  {
+    name: "cadence: a 15m timer (tick --every 15m) over a 5m program: 15m since the last tick is no gap",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: HEALTHY,
+    policy: { cadence: 15 * MIN },
+    facts: { claim: alive(42, 200), heartbeat: beat(46, 42), last_tick_at: ago(15) },
+    want: { decision: "restart_stuck", gap_credit_ms: 0, heartbeat_age_ms: 46 * MIN },
+  },
+  {
+    name: "cadence: the same 15m without --every reads as a 10m sleep (the old behaviour, for contrast)",
+    effects: [],
+    events: HEALTHY,
+    facts: { claim: alive(42, 200), heartbeat: beat(46, 42), last_tick_at: ago(15) },
+    want: { decision: "ok", gap_credit_ms: 10 * MIN, heartbeat_age_ms: 36 * MIN },
+  },
+  {
+    name: "cadence: a hand tick between two timer runs judges by the timer's recorded cadence",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 200),
+      heartbeat: beat(46, 42),
+      last_tick_at: ago(15),
+      last_tick_cadence_ms: 15 * MIN,
+    },
+    want: { decision: "restart_stuck", gap_credit_ms: 0 },
+  },
+  {
+    name: "cadence: a real sleep under a 15m timer: only the excess over one cadence is credited",
+    effects: [],
+    events: HEALTHY,
+    policy: { cadence: 15 * MIN },
+    facts: { claim: alive(42, 200), heartbeat: beat(100, 42), last_tick_at: ago(95) },
+    want: { decision: "ok", gap_credit_ms: 80 * MIN, heartbeat_age_ms: 20 * MIN },
   },
   {
     name: "gap: claim grace does not count a gap either",
