@@ -4,7 +4,10 @@ import { sheepdog } from "./helpers/cli.js";
 
 describe("sheepdog help and usage errors", () => {
   it.each([
-    [["tick", "--help"], /sheepdog tick \[--program P \| --all\] \[--every DURATION\] \[--dry-run\] \[--json\]/],
+    [
+      ["tick", "--help"],
+      /sheepdog tick \[--program P \| --all\] \[--every DURATION\] \[--dry-run\] \[--json\]/,
+    ],
     [["help", "tick"], /sheepdog tick \[--program P \| --all\]/],
     [
       ["claim", "show", "-h"],

@@ -73,7 +73,9 @@ function brokenLinks(page: string): string[] {
       }
       if (anchor === undefined || anchor === "") continue;
       if (statSync(file).isDirectory() || !file.endsWith(".md")) {
-        broken.push(`${where}: #${anchor} points into ${relative(ROOT, file)}, not a Markdown page`);
+        broken.push(
+          `${where}: #${anchor} points into ${relative(ROOT, file)}, not a Markdown page`,
+        );
       } else if (!anchors(file).has(anchor)) {
         broken.push(`${where}: no heading makes #${anchor} in ${relative(ROOT, file)}`);
       }
@@ -108,7 +110,7 @@ function help(name: string): { usage: string[]; options: HelpOption[] } {
 
 const squash = (s: string) => s.replace(/\s+/g, " ").trim();
 /** A table cell's text: `\|` (and any other Markdown backslash escape) as the character. */
-const unescape = (s: string) => s.replace(/\\([!-/:-@[-`{-~])/g, "$1");
+const unescapeCell = (s: string) => s.replace(/\\([!-/:-@[-`{-~])/g, "$1");
 
 /** docs/commands.md's `## sheepdog NAME` sections, by name. */
 function commandSections(): Map<string, string> {
@@ -134,7 +136,7 @@ function optionTable(section: string): HelpOption[] | null {
       .trim()
       .replace(/^\||\|$/g, "")
       .split(/(?<!\\)\|/)
-      .map((c) => unescape(c.trim()));
+      .map((c) => unescapeCell(c.trim()));
     rows.push({ option: (cells[0] ?? "").replace(/^`|`$/g, ""), meaning: squash(cells[1] ?? "") });
   }
   return rows;

@@ -63,6 +63,35 @@ beforeEach(() => {
 const install = (...args: string[]) =>
   sheepdog(["install", "launchd", "--program", p.root, ...args], { env });
 
+describe("install launchd on a host without launchctl (issue 18)", () => {
+  it.skipIf(which("launchctl") !== null)(
+    "refuses before writing anything, and uninstall still removes what an earlier install wrote",
+    () => {
+      const bare = { ...env, PATH: process.env.PATH };
+      const before = treeSnapshot(home, p.home);
+      const r = sheepdog(["install", "launchd", "--program", p.root], { env: bare });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        "sheepdog: install launchd: launchctl is not on PATH, so this host does not run launchd; nothing was written (on this host: sheepdog install systemd, or sheepdog watch)\n",
+      );
+      expect(treeSnapshot(home, p.home)).toEqual(before);
+      expect(existsSync(join(home, "Library"))).toBe(false);
+      // a dry run still shows what it would write
+      const dry = sheepdog(["install", "launchd", "--program", p.root, "--dry-run"], { env: bare });
+      expect(dry.code).toBe(0);
+      expect(dry.stdout).toContain(plist);
+      // a plist left by an install elsewhere (here: with the stand-in) goes on uninstall
+      expect(install().code).toBe(0);
+      expect(existsSync(plist)).toBe(true);
+      const un = sheepdog(["uninstall", "launchd", "--program", p.root], { env: bare });
+      expect(un.stderr).toBe("");
+      expect(un.code).toBe(0);
+      expect(un.stdout).toContain("launchctl is not on this host, so nothing was loaded");
+      expect(existsSync(plist)).toBe(false);
+    },
+  );
+});
+
 describe("install launchd", () => {
   it("writes a plist that plistlib parses, with every key of the right type and value", () => {
     const r = install();
@@ -235,17 +264,28 @@ describe("install launchd", () => {
     expect(existsSync(plist)).toBe(true);
   });
 
-  it("a missing launchctl: exit 1 naming the file and every command", () => {
+  it("a launchctl that fails: exit 1 naming the file and every command left", () => {
+    s.answer("launchctl", {
+      when: ["bootstrap"],
+      exit: 5,
+      stderr: "Bootstrap failed: 5: Input/output error\n",
+    });
+    const r = install();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("Bootstrap failed: 5");
+    expect(r.stderr).toContain(`files written:\n  ${plist}`);
+    expect(r.stderr).toContain(`run by hand:\n  launchctl bootstrap gui/${uid} ${plist}`);
+  });
+
+  it("no launchctl on PATH: exit 2 before anything is written", () => {
     const noLaunchctl = standIns(["systemctl"]);
+    const before = treeSnapshot(home, p.home);
     const r = sheepdog(["install", "launchd", "--program", p.root], {
       env: { ...env, PATH: noLaunchctl.bin },
     });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("launchctl: not found on PATH");
-    expect(r.stderr).toContain(`files written:\n  ${plist}`);
-    expect(r.stderr).toContain(
-      `run by hand:\n  launchctl bootout gui/${uid}/dev.sheepdog.demo\n  launchctl bootstrap gui/${uid} ${plist}`,
-    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("launchctl is not on PATH");
+    expect(treeSnapshot(home, p.home)).toEqual(before);
   });
 
   it("--dry-run writes nothing, runs nothing, and prints the full plist and the commands", () => {

@@ -273,15 +273,30 @@ describe("install systemd", () => {
     );
   });
 
-  it("a missing systemctl: exit 1 naming the files and the commands", () => {
+  it("a systemctl that fails: exit 1 naming the files and the commands left", () => {
+    s.answer("systemctl", {
+      when: ["--user", "enable"],
+      exit: 1,
+      stderr: "Failed to connect to bus\n",
+    });
+    const r = install();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("Failed to connect to bus");
+    expect(r.stderr).toContain(`files written:\n  ${service}\n  ${timer}`);
+    expect(r.stderr).toContain("systemctl --user enable --now sheepdog-demo.timer");
+  });
+
+  it("no systemctl on PATH: exit 2 before anything is written (DESIGN §16)", () => {
     const onlyLoginctl = standIns(["loginctl"]);
+    const before = treeSnapshot(home, p.home);
     const r = sheepdog(["install", "systemd", "--program", p.root], {
       env: { ...env, PATH: onlyLoginctl.bin },
     });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("systemctl: not found on PATH");
-    expect(r.stderr).toContain(`files written:\n  ${service}\n  ${timer}`);
-    expect(r.stderr).toContain("systemctl --user enable --now sheepdog-demo.timer");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "systemctl is not on PATH, so this host does not run systemd; nothing was written",
+    );
+    expect(treeSnapshot(home, p.home)).toEqual(before);
   });
 
   it("--dry-run writes nothing, runs nothing, and prints both units and the commands", () => {

@@ -1,6 +1,6 @@
 import { openProgram } from "../config/context.js";
 import { UsageError } from "../errors.js";
-import { runPlan, schedulerArg } from "../install/args.js";
+import { requireSchedulerTool, runPlan, schedulerArg } from "../install/args.js";
 import { installPlan } from "../install/install.js";
 import type { Target } from "../install/target.js";
 import { withWatcher } from "../install/watch-plan.js";
@@ -12,6 +12,8 @@ const DEFAULT_INTERVAL = "5m";
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("install", argv);
   const scheduler = schedulerArg("install", positionals);
+  // a dry run shows what would be written on any host; a real one needs the scheduler here
+  if (values["dry-run"] !== true) requireSchedulerTool(scheduler);
   if (values.all && values.program !== undefined)
     throw new UsageError("sheepdog install: --all and --program cannot be used together");
   let target: Target;

@@ -2,6 +2,7 @@ import { UsageError } from "../errors.js";
 import type { Plan } from "./install.js";
 import type { Scheduler } from "./installed.js";
 import { describePlan, executePlan, shellLine, UNIT_FILE_MODE } from "./plan.js";
+import { which } from "./target.js";
 
 export const SCHEDULERS: readonly Scheduler[] = ["launchd", "systemd"];
 
@@ -13,6 +14,25 @@ export function schedulerArg(command: string, positionals: string[]): Scheduler 
       `sheepdog ${command}: expected launchd or systemd${which === undefined ? "" : `, got ${JSON.stringify(positionals.join(" "))}`}`,
     );
   return which as Scheduler;
+}
+
+/** The tool each scheduler is driven by. */
+export const SCHEDULER_TOOL: Record<Scheduler, string> = {
+  launchd: "launchctl",
+  systemd: "systemctl",
+};
+
+/**
+ * `install` on a host without the scheduler's tool refuses before writing anything (DESIGN
+ * §16): a plist on Linux would never run, and its half-done install would need cleaning up.
+ */
+export function requireSchedulerTool(scheduler: Scheduler, path = process.env.PATH): void {
+  const tool = SCHEDULER_TOOL[scheduler];
+  if (which(tool, path)) return;
+  const other = scheduler === "launchd" ? "systemd" : "launchd";
+  throw new UsageError(
+    `install ${scheduler}: ${tool} is not on PATH, so this host does not run ${scheduler}; nothing was written (on this host: sheepdog install ${other}, or sheepdog watch)`,
+  );
 }
 
 /** Lines starting with "warning:" go to stderr; everything else to stdout. */

@@ -47,6 +47,7 @@ function uid(): number {
 
 /** launchctl's answers for "that service is not loaded": bootout of it is already done. */
 function notLoaded(r: CommandResult): string | null {
+  if (r.missing) return "launchctl is not on this host, so nothing was loaded";
   const said = `${r.stderr}\n${r.stdout}`;
   if (r.status === 3 || r.status === 113) return "it was not loaded";
   return /no such process|could not find|not loaded|service not found/i.test(said)
@@ -208,6 +209,11 @@ function lingerNote(r: CommandResult, user: string): string | null {
   return `warning: could not tell whether lingering is on for ${user} (${why}); for the timer to run while you are logged out: loginctl enable-linger ${user}`;
 }
 
+/** Without systemctl no timer of these files can be enabled: removing them is all there is. */
+function noSystemctl(r: CommandResult): string | null {
+  return r.missing ? "systemctl is not on this host, so nothing was enabled" : null;
+}
+
 /**
  * Disables the timer (never stopping the service: a tick may be starting a manager, and under
  * systemd the managers run in units of their own that uninstall never touches), removes the
@@ -219,6 +225,7 @@ function systemdRemoval(old: Installed, home: string, env: NodeJS.ProcessEnv): S
     steps.push({
       op: "run",
       argv: ["systemctl", "--user", "disable", "--now", `${old.name}.timer`],
+      harmless: noSystemctl,
     });
   for (const p of old.files) steps.push({ op: "remove", path: p });
   const stamp = timerStampPath(home, old.name, env);
@@ -243,7 +250,11 @@ export function uninstallPlan(
     else steps.push(...systemdRemoval(one, home, env));
   }
   if (scheduler === "systemd" && found.length)
-    steps.push({ op: "run", argv: ["systemctl", "--user", "daemon-reload"] });
+    steps.push({
+      op: "run",
+      argv: ["systemctl", "--user", "daemon-reload"],
+      harmless: noSystemctl,
+    });
   return {
     title: `sheepdog uninstall ${scheduler}`,
     steps,

@@ -9,7 +9,7 @@ export const LABEL_PREFIX = "dev.sheepdog";
 export const LAUNCHD_MARKER =
   'sheepdog-managed: made by "sheepdog install launchd"; "sheepdog uninstall launchd" removes it';
 
-/** The launchd keys sheepdog sets; see launchd/README.md for why each one. */
+/** The launchd keys sheepdog sets; see docs/install.md ("The plist's keys") for why each one. */
 export interface LaunchAgent {
   Label: string;
   ProgramArguments: string[];

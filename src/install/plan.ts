@@ -26,7 +26,10 @@ export type Step =
   | {
       op: "run";
       argv: string[];
-      /** A failure this says is harmless (e.g. "not loaded" from bootout) does not stop the plan. */
+      /**
+       * A failure this says is harmless (e.g. "not loaded" from bootout) does not stop the plan.
+       * It sees a missing tool too (`r.missing`): for an uninstall, nothing can be loaded then.
+       */
       harmless?: (r: CommandResult) => string | null;
       /** A read-only query whose answer is reported; its failure is a note, not a failure. */
       probe?: (r: CommandResult) => string | null;
@@ -113,7 +116,7 @@ export async function executePlan(
         out(`ran ${shellLine(step.argv)}`);
         continue;
       }
-      const harmless = !r.missing ? step.harmless?.(r) : null;
+      const harmless = step.harmless?.(r);
       if (harmless) {
         out(`ran ${shellLine(step.argv)} (${harmless})`);
         continue;

@@ -5,7 +5,7 @@ import { type Target, tickArgs } from "./target.js";
 export const SYSTEMD_MARKER =
   '# sheepdog-managed: made by "sheepdog install systemd"; "sheepdog uninstall systemd" removes it';
 
-/** The service keys sheepdog sets; see systemd/README.md for why each one. */
+/** The service keys sheepdog sets; see docs/install.md ("The service's keys") for why each one. */
 export interface ServiceUnit {
   Unit: { Description: string };
   Service: {
