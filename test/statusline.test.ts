@@ -228,6 +228,18 @@ describe("sheepdog statusline", () => {
     ]);
   });
 
+  it("a multi-megabyte model name is cut to one short field, not echoed whole (issue 18)", () => {
+    const e = env();
+    const input = JSON.stringify({
+      model: { display_name: `Opus ${"x".repeat(4_000_000)}` },
+      rate_limits: { seven_day: { used_percentage: 81 } },
+    });
+    const r = sheepdog(["statusline"], { env: e.vars, input });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(`Opus ${"x".repeat(34)}… · 7d 81%\n`);
+  });
+
   it("stays quiet when the state dir cannot be written", () => {
     const e = env();
     const r = sheepdog(["statusline"], {
