@@ -143,15 +143,12 @@ function resetMark(epochSeconds: number | null): string {
 /** A model name longer than this is cut with `…`: the line is one row of a terminal. */
 export const MODEL_NAME_MAX = 40;
 
-/** The model name as shown: control characters gone, at most MODEL_NAME_MAX characters. */
+/** The model name as shown: at most MODEL_NAME_MAX characters (statusLine removes controls). */
 function shownModel(name: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
-  const clean = name
-    .slice(0, 4 * MODEL_NAME_MAX)
-    .replace(/[\u0000-\u001f\u007f]+/g, " ")
-    .trim();
-  const chars = [...clean];
-  return chars.length > MODEL_NAME_MAX ? `${chars.slice(0, MODEL_NAME_MAX - 1).join("")}…` : clean;
+  const chars = [...name.slice(0, 4 * MODEL_NAME_MAX).trim()];
+  return chars.length > MODEL_NAME_MAX
+    ? `${chars.slice(0, MODEL_NAME_MAX - 1).join("")}…`
+    : chars.join("");
 }
 
 /** The one line: `Opus 4.6 · ctx 143k/200k · 5h 30% ↻14:00 · 7d 81%` (reset as local time). */
