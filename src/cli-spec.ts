@@ -157,12 +157,16 @@ export const COMMAND_SPECS = {
     },
   },
   finish: {
-    usage: ["finish --note TEXT [--pid N] [--json]"],
+    usage: ["finish --note TEXT [--pid N] [--force] [--json]"],
     about: "the backlog is done: release the claim; the watchdog starts nothing until reopen",
     options: {
       program,
       note: { type: "string", arg: "TEXT", help: "what was finished, for the journal (required)" },
       pid,
+      force: {
+        type: "boolean",
+        help: "finish although another live process holds the claim (a person's override, journaled as forced; the holder keeps running)",
+      },
       json,
     },
   },

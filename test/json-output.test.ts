@@ -162,6 +162,7 @@ describe("finish / reopen --json", () => {
       finished: true,
       note: "backlog empty",
       released_pid: manager.pid,
+      forced: false,
     });
     expect(holder(p.stateDir)).toBeNull();
     const [finished] = ofType(p.stateDir, "finished");
@@ -183,7 +184,13 @@ describe("finish / reopen --json", () => {
   it("finish from a shell (no manager) releases nothing: released_pid is null", () => {
     const p = tempProgram();
     const doc = json(sheepdog(["finish", "--note", "done", "--json"], { env: p.env }));
-    expect(doc).toEqual({ program: "demo", finished: true, note: "done", released_pid: null });
+    expect(doc).toEqual({
+      program: "demo",
+      finished: true,
+      note: "done",
+      released_pid: null,
+      forced: false,
+    });
   });
 
   it("without --json the human lines are unchanged; bad input stays exit 2 with empty stdout", () => {

@@ -40,14 +40,40 @@ describe("finish and reopen", () => {
     ]);
   });
 
-  it("finish by a process that is not the holder leaves the claim alone", () => {
+  it("finish by a process that is not the live holder is refused (exit 3) unless --force, which is journaled", () => {
     const p = program();
     const manager = live();
     const other = live();
     sheepdog(["claim", "acquire", "--pid", String(manager.pid)], { env: p.env });
     const r = sheepdog(["finish", "--note", "done", "--pid", String(other.pid)], { env: p.env });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`demo is claimed by pid ${manager.pid}`);
+    expect(r.stderr).toContain("sheepdog finish --force --note TEXT --program demo");
+    // a person in a shell (no manager among its ancestors) is refused the same way
+    expect(sheepdog(["finish", "--note", "done"], { env: p.env }).code).toBe(3);
+    expect(ofType(p.stateDir, "finished")).toEqual([]);
+    expect(tick(p.env).report.decision).toBe("ok");
+
+    const forced = sheepdog(["finish", "--force", "--note", "done by hand", "--json"], {
+      env: p.env,
+    });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(JSON.parse(forced.stdout)).toMatchObject({
+      finished: true,
+      forced: true,
+      released_pid: null,
+    });
+    expect(ofType(p.stateDir, "finished")).toEqual([
+      expect.objectContaining({ note: "done by hand", forced: true, holder_pid: manager.pid }),
+    ]);
     expect(holder(p.stateDir)?.pid).toBe(manager.pid);
+    expect(tick(p.env).report.decision).toBe("finished");
+  });
+
+  it("with no live holder anyone may finish, as before", () => {
+    const p = program();
+    const r = sheepdog(["finish", "--note", "nothing left"], { env: p.env });
+    expect(r.code, r.stderr).toBe(0);
     expect(tick(p.env).report.decision).toBe("finished");
   });
 

@@ -1,6 +1,6 @@
-import { releaseClaimIf, sameProcess } from "../claim/claim.js";
+import { readClaim, releaseClaimIf, sameProcess } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
-import { EXIT, UsageError } from "../errors.js";
+import { EXIT, RefusedError, UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { afterEvents } from "../page/hooks.js";
 import type { ProcessIdentity } from "../process/identity.js";
@@ -10,7 +10,9 @@ import { parseCommandArgs, pidOption } from "../util/args.js";
 /**
  * `sheepdog finish --note TEXT`: the manager's "the backlog is done". Journals `finished`
  * and releases the claim if the caller holds it; the watchdog starts nothing more until
- * `sheepdog reopen`.
+ * `sheepdog reopen`. While a live manager holds the claim only that manager may finish
+ * (DESIGN §16): a stray worker or a person's typo must not end supervision. `--force` is a
+ * person's override, journaled as such; the holder is left running (stop it yourself).
  */
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("finish", argv);
@@ -25,12 +27,25 @@ export async function run(argv: string[]): Promise<number> {
     if (pid !== undefined) throw err; // --pid named a process that is not there
     // A person finishing from a shell: no manager among the ancestors, nothing to release.
   }
+  const claim = readClaim(program.stateDir);
+  const liveHolder =
+    claim.held && claim.holder && (claim.liveness === "alive" || claim.liveness === "foreign")
+      ? claim.holder
+      : null;
+  const self = me;
+  const byHolder = liveHolder !== null && self !== null && sameProcess(liveHolder, self);
+  const forced = liveHolder !== null && !byHolder;
+  if (forced && values.force !== true)
+    throw new RefusedError(
+      `sheepdog finish: ${program.name} is claimed by pid ${liveHolder.pid} on ${liveHolder.hostname}, which is alive; only the holder finishes (a person who means it: sheepdog finish --force --note TEXT --program ${program.name})`,
+    );
   const events: JournalEvent[] = [];
   events.push(
     appendEvent(program.stateDir, {
       type: "finished",
       note: values.note,
       ...(me ? { pid: me.pid } : {}),
+      ...(forced ? { forced: true, holder_pid: liveHolder.pid } : {}),
     }),
   );
   let released = false;
@@ -51,12 +66,16 @@ export async function run(argv: string[]): Promise<number> {
       finished: true,
       note: values.note,
       released_pid: released && me ? me.pid : null,
+      forced,
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return EXIT.ok;
   }
+  const still = forced
+    ? `; pid ${liveHolder?.pid} still holds the claim and runs: stop it if it should not`
+    : "";
   process.stdout.write(
-    `${program.name}: finished${released ? `; claim released by pid ${me?.pid}` : ""}; the watchdog starts nothing more until sheepdog reopen\n`,
+    `${program.name}: finished${forced ? " (forced)" : ""}${released ? `; claim released by pid ${me?.pid}` : ""}${still}; the watchdog starts nothing more until sheepdog reopen\n`,
   );
   return EXIT.ok;
 }
