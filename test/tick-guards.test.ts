@@ -136,6 +136,35 @@ describe("tick: the guards", () => {
     expect(tick(p.env).report.decision).toBe("restart_stuck");
   });
 
+  it("a stale manager holding its own merge lock past merge_max is restarted (issue 18)", async () => {
+    const repo = tempDir();
+    spawnSync("git", ["init", "-q", repo]);
+    const p = program([], { stale_after: "2s", merge_max: "4s" }, { merge_lock: { repo } });
+    const manager = live();
+    expect(sheepdog(["claim", "acquire", "--pid", String(manager.pid)], { env: p.env }).code).toBe(
+      0,
+    );
+    // merge-lock acquire defaults to the manager's pid: here, the holder's own
+    const acquired = sheepdog(
+      ["merge-lock", "acquire", "--pid", String(manager.pid), "--item", "PR-9"],
+      { env: p.env },
+    );
+    expect(acquired.code, acquired.stderr).toBe(0);
+    const lockedAt = Date.now();
+    await dueFor(p.env, "merge_in_flight", staleDue(p.stateDir, 2000));
+    expect(tick(p.env).report.decision).toBe("merge_in_flight");
+    await dueFor(p.env, "restart_stuck", lockedAt + 4000);
+    const r = tick(p.env);
+    expect(r.report.decision).toBe("restart_stuck");
+    await waitFor(
+      "the stuck holder to be stopped",
+      () => manager.exitCode !== null || manager.signalCode !== null,
+    );
+    expect(ofType(p.stateDir, "manager_stopped")).toEqual([
+      expect.objectContaining({ pid: manager.pid }),
+    ]);
+  });
+
   it("ten concurrent ticks start exactly one manager", async () => {
     const p = program(["--save-every", "2"]);
     const results = await Promise.all(

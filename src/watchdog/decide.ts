@@ -319,15 +319,19 @@ function aliveRule(ctx: RuleContext): Matched | null {
   };
 }
 
-/** 8. A live holder past stale_after while the merge lock is held (alive, or young and foreign). */
+/**
+ * 8. A live holder past stale_after while the merge lock is held (by a live holder here, or from
+ * another machine) and younger than merge_max. A merge older than that is itself stuck, so a
+ * stale manager holding it, its own merge included, goes on to rule 9 (DESIGN §6 row 8).
+ */
 function mergeRule(ctx: RuleContext, pid: number, stale: string): Matched | null {
   const { facts, policy } = ctx;
   const lock = facts.merge_lock;
   if (!lock?.held) return null;
   const live = lock.liveness === "alive";
-  const youngForeign =
-    lock.liveness === "foreign" && lock.age_ms !== null && lock.age_ms < policy.mergeMax;
-  if (!live && !youngForeign) return null;
+  if (!live && lock.liveness !== "foreign") return null;
+  // an unknown age is judged young: the lock names no time, and a merge is worth a tick's wait
+  if (lock.age_ms !== null && lock.age_ms >= policy.mergeMax) return null;
   const item = lock.holder?.item ? ` for ${lock.holder.item}` : "";
   const who = lock.holder ? `pid ${lock.holder.pid}` : "a holder";
   return {

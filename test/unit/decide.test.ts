@@ -405,12 +405,35 @@ const cases: Case[] = [
   },
   // Rule 8
   {
-    name: "8: stale, merge lock held by a live holder here",
+    name: "8: stale, merge lock held by a live holder here, younger than merge_max",
     effects: [],
     events: HEALTHY,
-    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("alive", 300) },
+    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("alive", 119) },
     want: { decision: "merge_in_flight", rule: 8 },
     absent: ["stop_holder", "start"],
+  },
+  {
+    name: "9: stale, merge lock held by a live holder here for 5h: the merge is itself stuck",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: HEALTHY,
+    facts: { claim: alive(42, 60), heartbeat: beat(50, 42), merge_lock: liveLock("alive", 300) },
+    want: { decision: "restart_stuck", rule: 9 },
+  },
+  {
+    name: "9: a stale manager holding its own merge lock past merge_max is restarted (issue 18)",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 180),
+      heartbeat: beat(170, 42),
+      merge_lock: {
+        held: true,
+        holder: { pid: 42, start_time: ST, machine_id: "m1", item: "PR-3", at: ago(150) },
+        liveness: "alive",
+        age_ms: 150 * MIN,
+      },
+    },
+    want: { decision: "restart_stuck", rule: 9 },
   },
   {
     name: "8: stale, merge lock from another machine younger than merge_max",
