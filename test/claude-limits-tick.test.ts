@@ -29,9 +29,28 @@ async function firstManager(p: Program): Promise<number> {
 }
 
 /** A transcript fixture, its last entry re-stamped `at`, where Claude Code keeps the holder's. */
+/**
+ * The fixtures' "resets 11am (America/Toronto)" moved to a Toronto hour one to two hours after
+ * `ms`: stamped now, a fixed hour could be up to a day ahead, which no five-hour window allows
+ * (DESIGN §5: such a reset is not trusted). Returns the text's new hour too.
+ */
+function resetSoon(text: string, ms: number): { text: string; hour: number } {
+  const f = new Intl.DateTimeFormat("en-US", {
+    timeZone: "America/Toronto",
+    hour: "numeric",
+    hourCycle: "h23",
+  });
+  const hour = (Number(f.format(ms)) + 2) % 24;
+  const h12 = `${hour % 12 || 12}${hour < 12 ? "am" : "pm"}`;
+  return {
+    text: text.replace("resets 11am (America/Toronto)", `resets ${h12} (America/Toronto)`),
+    hour,
+  };
+}
+
 function transcriptFrom(p: Program, name: string, at: Date): string {
   const lines = readFileSync(join(FIXTURES, name), "utf8").split("\n").filter(Boolean);
-  const last = JSON.parse(lines.pop() as string);
+  const last = JSON.parse(resetSoon(lines.pop() as string, at.getTime()).text);
   last.timestamp = at.toISOString();
   const dir = join(p.seat, "projects", p.root.replace(/[^a-zA-Z0-9]/g, "-"));
   mkdirSync(dir, { recursive: true });
@@ -77,13 +96,14 @@ describe("a holder's transcript ending in an API error", () => {
     transcriptFrom(p, "transcript-limit-upsell.jsonl", at);
     const t = tick(p.env);
     expect(t.report.decision).toBe("pause");
-    const want = nextHourIn(at.getTime(), "America/Toronto", 2);
+    const want = nextHourIn(at.getTime(), "America/Toronto", resetSoon("", at.getTime()).hour);
     expect(ofType(p.stateDir, "paused")).toMatchObject([{ until: want, window: "five_hour" }]);
   });
 });
 
 describe("sheepdog hook stop-failure", () => {
-  const payload = (name: string) => readFileSync(join(FIXTURES, name), "utf8");
+  const payload = (name: string) =>
+    resetSoon(readFileSync(join(FIXTURES, name), "utf8"), Date.now()).text;
 
   it("a usage-limit payload records the refusal at once: the next tick pauses", async () => {
     const p = program();
@@ -96,7 +116,7 @@ describe("sheepdog hook stop-failure", () => {
     });
     expect(r).toMatchObject({ code: 0, stderr: "" });
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
-    const want = nextHourIn(before, "America/Toronto", 2);
+    const want = nextHourIn(before, "America/Toronto", resetSoon("", before).hour);
     const t = tick(p.env);
     expect(t.report.decision).toBe("pause");
     expect(ofType(p.stateDir, "paused")).toMatchObject([{ until: want, window: "five_hour" }]);

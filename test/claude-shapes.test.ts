@@ -62,17 +62,30 @@ describe("usage-limit refusals (DESIGN §5)", () => {
   const table = json("refusal-texts.json") as {
     entry_time: string;
     local_zone: string;
-    is: { text: string; window: string; resets: string | null }[];
+    is: {
+      text: string;
+      window: string;
+      resets: string | null;
+      /** The row's own entry time, when not the table's. */
+      entry_time?: string;
+      /** A named reset that does not fit its window (DESIGN §5): not trusted. */
+      untrusted_reset?: string;
+    }[];
     is_not: string[];
   };
   const t = Date.parse(table.entry_time);
-  it.each(table.is)("is: $text", ({ text, window, resets }) => {
-    const r = parseRefusal(text, t, table.local_zone);
-    expect(r).not.toBeNull();
-    expect(r?.window).toBe(window);
-    expect(r?.resets_at === null ? null : new Date((r?.resets_at ?? 0) * 1000).toISOString()).toBe(
-      resets,
+  it.each(table.is)("is: $text (at $entry_time)", (row) => {
+    const r = parseRefusal(
+      row.text,
+      row.entry_time ? Date.parse(row.entry_time) : t,
+      table.local_zone,
     );
+    expect(r).not.toBeNull();
+    expect(r?.window).toBe(row.window);
+    expect(r?.resets_at === null ? null : new Date((r?.resets_at ?? 0) * 1000).toISOString()).toBe(
+      row.resets,
+    );
+    expect(r?.untrusted_reset).toBe(row.untrusted_reset);
   });
   it.each(table.is_not)("is not: %s", (text) => {
     expect(parseRefusal(text, t, table.local_zone)).toBeNull();
@@ -82,8 +95,8 @@ describe("usage-limit refusals (DESIGN §5)", () => {
     ["transcript-rate-limit-429.jsonl", null],
     ["transcript-context-limit.jsonl", null],
     ["transcript-limit-server-error.jsonl", null],
-    ["transcript-limit-upsell.jsonl", "2026-11-13T07:00:00.000Z"],
-    ["transcript-limit.jsonl", "2025-11-13T10:00:00.000Z"],
+    ["transcript-limit-upsell.jsonl", "2026-11-12T16:00:00.000Z"],
+    ["transcript-limit.jsonl", "2026-11-12T18:00:00.000Z"],
   ])("at the end of %s: %s", (name, resets) => {
     const r = refusalAtEnd(fixture(name), "UTC");
     expect(r === null ? null : new Date((r.resets_at ?? 0) * 1000).toISOString()).toBe(resets);

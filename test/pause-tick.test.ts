@@ -231,6 +231,54 @@ describe("usage pauses through tick", () => {
     expect(hashTree(p.readings)).toBe(before);
   });
 
+  it("unpause wins over what is already recorded: the next tick does not pause on the same reading or refusal; a newer one pauses again (issue 18)", async () => {
+    const p = program();
+    const a = await firstManager(p);
+    statusline(p, { five_hour: { pct: 100, resets: epoch() + 3600 } });
+    refusalTranscript(
+      join(projectDir(p), "5c0f4a7e-2b1d-4c55-9a53-0f1e2d3c4b5a.jsonl"),
+      `${REFUSAL}|${epoch() + 3600}`,
+      new Date(),
+    );
+    expect((await tick(p.env)).report.decision).toBe("pause");
+    await new Promise((r) => setTimeout(r, 20)); // the unpause is stamped after both
+    expect(sheepdog(["unpause"], { env: p.env }).code).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      const t = await tick(p.env);
+      expect(t.report.decision).toBe("ok");
+      expect(t.report.facts?.seat.limited).toBe(false);
+    }
+    expect(ofType(p.stateDir, "paused")).toHaveLength(1);
+    expect(isAlive(a.pid, a.start_time)).toBe(true);
+    // A reading taken after the unpause is news: it pauses again.
+    await new Promise((r) => setTimeout(r, 20));
+    statusline(p, { five_hour: { pct: 100, resets: epoch() + 3600 } });
+    expect((await tick(p.env)).report.decision).toBe("pause");
+    expect(ofType(p.stateDir, "paused")).toHaveLength(2);
+  });
+
+  it("a refusal whose named reset does not fit its window is not trusted: pause_fallback, and the journal says why (issue 18)", async () => {
+    const p = program({ usage: { pause_fallback: "20m" } });
+    await firstManager(p);
+    // a five-hour limit "resetting" in a year: a date read into next year
+    const misread = epoch() + 365 * 86_400;
+    refusalTranscript(
+      join(projectDir(p), "5c0f4a7e-2b1d-4c55-9a53-0f1e2d3c4b5a.jsonl"),
+      `${REFUSAL}|${misread}`,
+      new Date(),
+    );
+    const before = Date.now();
+    const t = await tick(p.env);
+    expect(t.report.decision).toBe("pause");
+    const [paused] = ofType(p.stateDir, "paused");
+    const until = Date.parse(String(paused?.until));
+    expect(until).toBeGreaterThanOrEqual(before + 20 * 60_000 - 1000);
+    expect(until).toBeLessThan(before + 21 * 60_000);
+    expect(paused?.reason).toContain(
+      `whose reset (${new Date(misread * 1000).toISOString()}) does not fit its window and is not trusted`,
+    );
+  });
+
   it("finds the holder's transcript through the session map its statusline recorded", async () => {
     // (The fake manager runs in the program root: the path is relative to it.)
     const p = program({ flags: ["--statusline", "status.json"] });

@@ -384,19 +384,19 @@ describe("recordRefusalReading", () => {
     const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
     const refusal = refusalAtEnd(join(FIXTURES, "transcript-limit.jsonl"));
     expect(refusal).not.toBeNull();
-    const now = 1763028000 * 1000 - H;
+    const now = 1794506400 * 1000 - H;
     const r = recordRefusalReading("/seat", refusal as NonNullable<typeof refusal>, H, now, env);
     expect(r).toMatchObject({
       window: "five_hour",
       used_percentage: 100,
-      resets_at: "2025-11-13T10:00:00.000Z",
+      resets_at: "2026-11-12T18:00:00.000Z",
       source: "refusal",
     });
     recordRefusalReading("/seat", refusal as NonNullable<typeof refusal>, H, now + 60_000, env);
     expect(readReadings("/seat", env)).toHaveLength(1);
     expect(seatLimit("/seat", 100, now, env)).toMatchObject({
       limited: true,
-      until: "2025-11-13T10:00:00.000Z",
+      until: "2026-11-12T18:00:00.000Z",
       window: "five_hour",
     });
   });

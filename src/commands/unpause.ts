@@ -14,7 +14,9 @@ export async function run(argv: string[]): Promise<number> {
     else process.stdout.write(`${program.name}: not paused\n`);
     return EXIT.ok;
   }
-  appendEvent(program.stateDir, { type: "unpaused", reason: "unpaused by a person" });
+  // A person who unpauses has looked: what is already recorded no longer limits the seat for
+  // this program (DESIGN §5); the next real reading or refusal pauses again.
+  appendEvent(program.stateDir, { type: "unpaused", reason: "unpaused by a person", by: "person" });
   if (values.json) {
     const was = { until: state.paused.until ?? null, reason: state.paused.reason ?? null };
     printJson({ program: program.name, unpaused: true, was });

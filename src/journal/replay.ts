@@ -11,11 +11,26 @@ export interface ReplayedState {
   stoodDown: JournalEvent | null;
   /** `paused` not followed by `unpaused`. */
   paused: JournalEvent | null;
+  /**
+   * The last `unpaused` a person made (`sheepdog unpause`): it overrides every reading and
+   * refusal recorded before it (DESIGN §5).
+   */
+  unpausedByPerson: JournalEvent | null;
+}
+
+/** Whether an `unpaused` event was a person's (`by: "person"`; older ones only said so). */
+export function isPersonsUnpause(e: JournalEvent): boolean {
+  return e.type === "unpaused" && (e.by === "person" || e.reason === "unpaused by a person");
 }
 
 /** Replays the latest-wins pairs of events. */
 export function replay(events: readonly JournalEvent[]): ReplayedState {
-  const state: ReplayedState = { finished: null, stoodDown: null, paused: null };
+  const state: ReplayedState = {
+    finished: null,
+    stoodDown: null,
+    paused: null,
+    unpausedByPerson: null,
+  };
   for (const e of events) {
     switch (e.type) {
       case "finished":
@@ -35,6 +50,7 @@ export function replay(events: readonly JournalEvent[]): ReplayedState {
         break;
       case "unpaused":
         state.paused = null;
+        if (isPersonsUnpause(e)) state.unpausedByPerson = e;
         break;
     }
   }

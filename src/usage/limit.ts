@@ -128,8 +128,19 @@ export function seatLimit(
   env: NodeJS.ProcessEnv = process.env,
   /** Readings not (yet) on disk, judged with the recorded ones (a dry run's refusal). */
   extra: Reading[] = [],
+  /** A person's unpause (epoch ms): readings and refusals from before it do not count. */
+  notBefore?: number,
 ): SeatLimit {
-  return judgeReadings([...readReadings(seat, env), ...extra], pauseAtPercent, now);
+  const all = [...readReadings(seat, env), ...extra];
+  const counted = notBefore === undefined ? all : all.filter((r) => newerThan(r, notBefore));
+  return judgeReadings(counted, pauseAtPercent, now);
+}
+
+/** Whether a reading, and the refusal it stands for, came after `ms` (DESIGN §5's override). */
+export function newerThan(r: Reading, ms: number): boolean {
+  const at = Date.parse(r.at);
+  const refusal = r.refusal_at ? Date.parse(r.refusal_at) : at;
+  return at > ms && refusal > ms;
 }
 
 /**

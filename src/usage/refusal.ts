@@ -1,5 +1,6 @@
 // Reading a usage-limit refusal's text (DESIGN §5). Pure: the entry's time and the local zone
 // come in as arguments, so the table of texts in the tests pins every case.
+import { plausibleReset } from "./window-bounds.js";
 
 export type RefusalWindow = "five_hour" | "seven_day";
 
@@ -7,6 +8,18 @@ export interface ParsedRefusal {
   /** Epoch seconds the limit resets, or null when the text names no time we can be sure of. */
   resets_at: number | null;
   window: RefusalWindow;
+  /**
+   * The reset the text named, when it did not fit its window (DESIGN §5: more than the window's
+   * length ahead of the entry, or before it) and so was not trusted: `resets_at` is null then.
+   */
+  untrusted_reset?: string;
+}
+
+/** The parse, with a named reset that cannot be right dropped (DESIGN §5). */
+function sane(window: RefusalWindow, resetsAt: number | null, entryTime: number): ParsedRefusal {
+  if (resetsAt === null || plausibleReset(window, resetsAt * 1000, entryTime))
+    return { resets_at: resetsAt, window };
+  return { resets_at: null, window, untrusted_reset: new Date(resetsAt * 1000).toISOString() };
 }
 
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
@@ -54,11 +67,11 @@ export function parseRefusal(
   const epoch = /usage limit reached\s*\|\s*(\d{9,13})\b/i.exec(text);
   if (epoch) {
     const n = Number(epoch[1]);
-    return { resets_at: n > 1e12 ? Math.floor(n / 1000) : n, window: refusalWindow(text) };
+    return sane(refusalWindow(text), n > 1e12 ? Math.floor(n / 1000) : n, entryTime);
   }
   if (!LIMIT.test(text) || NOT_A_LIMIT.test(text)) return null;
   if (WARNING.test(text) && !/reached|\bhit\b/i.test(text)) return null;
-  return { resets_at: resetOf(text, entryTime, localZone), window: refusalWindow(text) };
+  return sane(refusalWindow(text), resetOf(text, entryTime, localZone), entryTime);
 }
 
 /**
@@ -106,6 +119,9 @@ function resetOf(text: string, entryTime: number, localZone: string): number | n
     if (!clock) return null;
     let day = { y: start.y, mo: start.mo, d: start.d + (rest === "tomorrow" ? 1 : 0) };
     let at = instantOf(day, hour, minute, zone);
+    // Resets are printed rounded down to the minute: the entry's own minute means its end.
+    if (rest === "" && at <= entryTime && entryTime < at + 60_000)
+      return Math.floor((at + 60_000) / 1000);
     if (rest === "" && at <= entryTime) {
       day = { ...day, d: day.d + 1 };
       at = instantOf(day, hour, minute, zone);

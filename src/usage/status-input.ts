@@ -3,6 +3,7 @@
 import * as z from "zod/mini";
 import { contextOfUsage, type Usage } from "./context-usage.js";
 import type { NewReading, UsageWindow } from "./readings.js";
+import { plausibleReset } from "./window-bounds.js";
 
 const finite = z.number().check(z.refine(Number.isFinite));
 // resets_at is epoch seconds; an ISO string (or epoch ms) is taken too rather than dropped.
@@ -18,18 +19,18 @@ const rateWindow = z.object({
 /** The latest instant a Date can hold (ms): past it a time is invalid (`↻NaN:NaN`). */
 const LAST_DATE = 8.64e15;
 
-/** The longest window is seven days: a reset further ahead than this is garbage, not a reading. */
-const FURTHEST_RESET_MS = 30 * 86_400_000;
-
 /**
- * Epoch seconds of a reset, or null when unknown: missing, unparseable, ≤ 0, past a Date, or
- * implausibly far ahead (it would win its window's merge for ever).
+ * Epoch seconds of a window's reset, or null when unknown: missing, unparseable, ≤ 0, past a
+ * Date, or further ahead than the window is long (DESIGN §5: it would win its window's merge
+ * for ever).
  */
-function epochSeconds(v: number | string | null | undefined): number | null {
+function epochSeconds(v: number | string | null | undefined, window: UsageWindow): number | null {
   if (v === null || v === undefined) return null;
   const ms = typeof v === "string" ? Date.parse(v) : v > 1e12 ? v : v * 1000;
   const valid = Number.isFinite(ms) && ms > 0 && ms <= LAST_DATE;
-  return valid && ms <= Date.now() + FURTHEST_RESET_MS ? Math.floor(ms / 1000) : null;
+  return valid && plausibleReset(window, ms, Date.now(), { pastIsFine: true })
+    ? Math.floor(ms / 1000)
+    : null;
 }
 const model = z.object({ id: z.optional(z.string()), display_name: z.optional(z.string()) });
 const currentUsage = z.object({
@@ -85,7 +86,7 @@ export function readStatusInput(raw: unknown): StatusInput {
   for (const w of ["five_hour", "seven_day"] as const) {
     const r = pick(rateWindow, limits[w]);
     if (r)
-      windows[w] = { used_percentage: r.used_percentage, resets_at: epochSeconds(r.resets_at) };
+      windows[w] = { used_percentage: r.used_percentage, resets_at: epochSeconds(r.resets_at, w) };
   }
   const workspace =
     o.workspace && typeof o.workspace === "object" ? (o.workspace as Record<string, unknown>) : {};

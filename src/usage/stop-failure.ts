@@ -57,6 +57,7 @@ export function refusalOfStopFailure(
         resets_at: parsed.resets_at,
         at: new Date(now).toISOString(),
         window: parsed.window,
+        ...(parsed.untrusted_reset ? { untrusted_reset: parsed.untrusted_reset } : {}),
       };
   }
   return null;

@@ -17,6 +17,8 @@ export interface Refusal {
   at: string | null;
   /** The window the text speaks of (weekly texts: `seven_day`); five_hour when absent. */
   window?: "five_hour" | "seven_day";
+  /** The reset the text named when it did not fit its window (DESIGN §5): not trusted. */
+  untrusted_reset?: string;
 }
 
 /** A cheap look at a line's head: could this be an assistant entry at all? */
@@ -302,6 +304,7 @@ export function refusalAtEnd(path: string, localZone?: string): Refusal | null {
           resets_at: parsed.resets_at,
           at: k.timestamp,
           window: parsed.window,
+          ...(parsed.untrusted_reset ? { untrusted_reset: parsed.untrusted_reset } : {}),
         };
     }
   } catch {

@@ -231,8 +231,11 @@ function seatRule(ctx: RuleContext): Matched | null {
   if (!facts.seat.limited) return null;
   const until = facts.seat.until ?? new Date(now + policy.pauseFallback).toISOString();
   const r = facts.seat.refusal;
+  const unnamed = r?.untrusted_reset
+    ? ` whose reset (${r.untrusted_reset}) does not fit its window and is not trusted, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`
+    : ` naming no reset, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`;
   const evidence = r
-    ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : ` naming no reset, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`}`
+    ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}`
     : "";
   const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence}) until ${until}`;
   return {

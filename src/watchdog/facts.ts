@@ -14,6 +14,8 @@ export interface Facts {
   tick_lock: { held: false } | { held: true; pid: number | null; at: string | null };
   /** When the watchdog last ran (last-tick.json `at`), for the sleep/clock-gap rule. */
   last_tick_at: string | null;
+  /** A person's last `sheepdog unpause`: readings and refusals before it do not limit (§5). */
+  unpaused_by_person_at?: string;
   /** The cadence the last tick ran at (last-tick.json `cadence_ms`): see `cadenceOf`. */
   last_tick_cadence_ms?: number;
   /**
@@ -97,4 +99,6 @@ export interface SeatRefusal {
   transcript: string;
   /** Whether the seat's readings already hold it; false: the tick's record_refusal effect does. */
   recorded?: boolean;
+  /** The reset the text named when it did not fit its window (DESIGN §5): not trusted. */
+  untrusted_reset?: string;
 }

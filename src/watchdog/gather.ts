@@ -52,6 +52,12 @@ export function cadenceMsOf(last: LastTick | null): number | undefined {
   return typeof c === "number" && Number.isFinite(c) && c > 0 ? c : undefined;
 }
 
+/** The time of a person's last unpause, when it has one: what is older does not limit. */
+function unpauseOverride(e: JournalEvent | null): number | undefined {
+  const at = e ? Date.parse(e.at) : Number.NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
+
 /** Rule 12: whether the last start's recorded process still runs, when it never claimed. */
 function lastStartProcess(hist: History): Facts["last_start_process"] {
   const s = hist.last_start;
@@ -138,7 +144,8 @@ export async function gather(
   const seat = seatOf(program.config);
   const p = state.paused;
   const hist = history(events, Math.max(10, program.policy.noProgressHandOvers));
-  const limit = seatLimit(seat, program.policy.pauseAtPercent, now);
+  const override = unpauseOverride(state.unpausedByPerson);
+  const limit = seatLimit(seat, program.policy.pauseAtPercent, now, process.env, [], override);
   const last = readLastTick(program.stateDir);
   let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
   if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))
@@ -151,6 +158,7 @@ export async function gather(
         ? { held: true, pid: lock.holder?.pid ?? null, at: lock.holder?.at ?? null }
         : { held: false },
     last_tick_at: last?.at ?? null,
+    ...(override !== undefined ? { unpaused_by_person_at: iso(override) } : {}),
     ...(cadenceMsOf(last) !== undefined ? { last_tick_cadence_ms: cadenceMsOf(last) } : {}),
     gaps: gapsOf(last),
     finished: state.finished
@@ -199,6 +207,7 @@ async function readFact(
       facts.claim,
       facts.history,
       now,
+      facts.unpaused_by_person_at ? Date.parse(facts.unpaused_by_person_at) : undefined,
     );
     facts.seat = {
       seat: facts.seat.seat,

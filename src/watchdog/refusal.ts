@@ -63,11 +63,14 @@ export function seatWithRefusal(
   claim: ClaimFacts,
   history: History,
   now: number,
+  /** A person's last unpause (epoch ms): a refusal from before it does not count (§5). */
+  notBefore?: number,
 ): { limit: SeatLimit; refusal: SeatRefusal | null } {
   const pct = program.policy.pauseAtPercent;
+  const judged = (extra: Reading[] = []) =>
+    seatLimit(seat, pct, now, process.env, extra, notBefore);
   const subject = subjectOf(claim, history);
-  if (!subject || Number.isNaN(subject.since))
-    return { limit: seatLimit(seat, pct, now), refusal: null };
+  if (!subject || Number.isNaN(subject.since)) return { limit: judged(), refusal: null };
   const cwd = (subject.alive && subject.manager && cwdOf(subject.manager.pid)) || program.root;
   let transcript: string | null = null;
   try {
@@ -84,19 +87,21 @@ export function seatWithRefusal(
   const found = transcript ? refusalAtEnd(transcript) : null;
   // A refusal with no time of its own cannot be shown to be this manager's: it does not count.
   const at = found?.at ? Date.parse(found.at) : Number.NaN;
-  if (!found || !transcript || Number.isNaN(at) || at < subject.since)
-    return { limit: seatLimit(seat, pct, now), refusal: null };
+  const overridden = notBefore !== undefined && at <= notBefore;
+  if (!found || !transcript || Number.isNaN(at) || at < subject.since || overridden)
+    return { limit: judged(), refusal: null };
 
   const recorded = recordedRefusal(readReadings(seat), found);
   const reading: Reading =
     recorded ?? refusalReading(seat, found, program.policy.pauseFallback, now);
   return {
-    limit: seatLimit(seat, pct, now, process.env, recorded ? [] : [reading]),
+    limit: judged(recorded ? [] : [reading]),
     refusal: {
       text: found.text,
       at: found.at as string,
       resets_at: reading.resets_at,
       named_reset: found.resets_at !== null,
+      ...(found.untrusted_reset ? { untrusted_reset: found.untrusted_reset } : {}),
       transcript,
       recorded: recorded !== null,
     },

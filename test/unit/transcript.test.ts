@@ -162,8 +162,8 @@ describe("readTail", () => {
 describe("refusalAtEnd", () => {
   it("finds the limit fixture's refusal with its reset, and none in the basic fixture", () => {
     expect(refusalAtEnd(LIMIT)).toEqual({
-      text: "Claude AI usage limit reached|1763028000",
-      resets_at: 1763028000,
+      text: "Claude AI usage limit reached|1794506400",
+      resets_at: 1794506400,
       at: "2026-11-12T14:00:09.063Z",
       window: "five_hour",
     });
@@ -205,15 +205,21 @@ describe("parseRefusal", () => {
   const at = Date.parse("2026-11-12T14:00:09Z"); // a Thursday
   const s = (isoTime: string) => Date.parse(isoTime) / 1000;
   const cases: [string, string, number | null | "none", string?][] = [
-    ["Claude AI usage limit reached|1763028000", "UTC", 1763028000],
-    ["Claude AI usage limit reached|1763028000000", "UTC", 1763028000],
+    ["Claude AI usage limit reached|1794506400", "UTC", 1794506400],
+    ["Claude AI usage limit reached|1794506400000", "UTC", 1794506400],
+    // a year before the entry (DESIGN §5): not trusted, as if it named no reset
+    ["Claude AI usage limit reached|1763028000", "UTC", null],
     ["5-hour limit reached ∙ resets 3pm", "UTC", s("2026-11-12T15:00:00Z")],
-    ["5-hour limit reached ∙ resets 3pm", "America/New_York", s("2026-11-12T20:00:00Z")],
-    ["5-hour limit reached ∙ resets 1pm", "UTC", s("2026-11-13T13:00:00Z")],
+    ["5-hour limit reached ∙ resets 1pm", "America/New_York", s("2026-11-12T18:00:00Z")],
+    ["5-hour limit reached ∙ resets 3pm", "America/New_York", null], // 6 h ahead
+    // 23 h and 22 h ahead: no five-hour window is that long (DESIGN §5), so not trusted
+    ["5-hour limit reached ∙ resets 1pm", "UTC", null],
+    ["You've hit your session limit · resets 8:20pm (Asia/Singapore)", "UTC", null],
+    ["You've hit your session limit · resets 6:20pm (Asia/Singapore)", "UTC", null],
     [
-      "You've hit your session limit · resets 8:20pm (Asia/Singapore)",
+      "You've hit your session limit · resets 11:20pm (Asia/Singapore)",
       "UTC",
-      s("2026-11-13T12:20:00Z"),
+      s("2026-11-12T15:20:00Z"),
     ],
     [
       "You've hit your weekly limit · resets Tuesday",
@@ -239,6 +245,6 @@ describe("parseRefusal", () => {
   it.each(cases)("%s (%s)", (text, zone, expected, window = "five_hour") => {
     const r = parseRefusal(text, at, zone);
     if (expected === "none") expect(r).toBeNull();
-    else expect(r).toEqual({ resets_at: expected, window });
+    else expect(r).toMatchObject({ resets_at: expected, window });
   });
 });
