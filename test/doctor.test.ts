@@ -100,6 +100,7 @@ describe("doctor", () => {
       "cadence",
       "last_tick",
       "watcher",
+      "tool:sheepdog",
       `tool:${process.execPath}`,
       "statusline",
       "stop_failure_hook",
@@ -112,7 +113,7 @@ describe("doctor", () => {
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 11 checks ok");
+    expect(human.stdout).toContain("all 12 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {
@@ -346,6 +347,20 @@ describe("doctor", () => {
     );
     const json = JSON.parse(sheepdog(["check", "--program", p.root, "--json"], { env }).stdout);
     expect(json.warnings).toHaveLength(1);
+  });
+
+  it("a unit whose PATH has no sheepdog fails: its managers could not run sheepdog claim or save (issue 18)", () => {
+    healthy();
+    expect(doctor().report.checks.find((c) => c.check === "tool:sheepdog")?.status).toBe("ok");
+    const unit = join(home, ".config", "systemd", "user", "sheepdog-demo.service");
+    const text = readFileSync(unit, "utf8");
+    writeFileSync(unit, text.replace(/^Environment=PATH=.*$/m, "Environment=PATH=/usr/bin:/bin"));
+    const { code, report } = doctor();
+    const check = report.checks.find((c) => c.check === "tool:sheepdog");
+    expect(check?.status).toBe("fail");
+    expect(check?.detail).toBe("sheepdog is not on the PATH of sheepdog-demo: /usr/bin:/bin");
+    expect(check?.fix).toContain(`sheepdog install systemd --program ${p.root}`);
+    expect(code).toBe(1);
   });
 
   it("a unit whose node or CLI no longer exists fails with the reinstall command", () => {

@@ -8,11 +8,13 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { parseUnit, splitWords } from "../src/install/systemd.js";
 import { CLI, sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
@@ -158,6 +160,34 @@ describe("install systemd", () => {
     expect(dirs).toContain(herdrDir);
     expect(dirs).toContain(claudeDir);
     expect(verify([service, timer]).status).toBe(0);
+  });
+
+  it("PATH finds sheepdog: the npm prefix's bin/ it was found in, else a launcher of this CLI (issue 18)", () => {
+    const unitSheepdog = () =>
+      spawnSync("sh", ["-c", "command -v sheepdog && sheepdog --version"], {
+        env: { PATH: unitPathDirs().join(":") },
+        encoding: "utf8",
+      });
+    const version = JSON.parse(readFileSync("package.json", "utf8")).version as string;
+    // Not on the installing shell's PATH (a clone run as node dist/cli.cjs): a launcher in the
+    // host state dir, 0755, runs this CLI.
+    const noSheepdog = standIns(["systemctl", "loginctl"], { sheepdog: false });
+    env.PATH = `${noSheepdog.bin}:${process.env.PATH}`;
+    expect(install().code).toBe(0);
+    const shim = join(env.SHEEPDOG_STATE_DIR as string, "bin", "sheepdog");
+    expect(statSync(shim).mode & 0o777).toBe(0o755);
+    const viaShim = unitSheepdog();
+    expect(viaShim.stdout).toBe(`${shim}\nsheepdog ${version}\n`);
+    // Found as an npm prefix installs it (bin/sheepdog → the package's bin/sheepdog.cjs): that
+    // folder goes on the PATH, and no launcher is written.
+    const prefixBin = tempDir("sheepdog-prefix-bin-");
+    symlinkSync(resolve("bin/sheepdog.cjs"), join(prefixBin, "sheepdog"));
+    rmSync(shim);
+    env.PATH = `${prefixBin}:${env.PATH}`;
+    expect(install().code).toBe(0);
+    expect(unitPathDirs()).toContain(prefixBin);
+    expect(existsSync(shim)).toBe(false);
+    expect(unitSheepdog().stdout).toBe(`${join(prefixBin, "sheepdog")}\nsheepdog ${version}\n`);
   });
 
   it("PATH without herdr or claude anywhere: the install still succeeds", () => {

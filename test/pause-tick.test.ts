@@ -246,7 +246,7 @@ describe("usage pauses through tick", () => {
     for (let i = 0; i < 2; i++) {
       const t = await tick(p.env);
       expect(t.report.decision).toBe("ok");
-      expect(t.report.facts?.seat.limited).toBe(false);
+      expect((t.report.facts as { seat: { limited: boolean } }).seat.limited).toBe(false);
     }
     expect(ofType(p.stateDir, "paused")).toHaveLength(1);
     expect(isAlive(a.pid, a.start_time)).toBe(true);

@@ -48,7 +48,12 @@ describe.skipIf(unavailable !== null)(
   () => {
     it("the timer fires by itself; the manager runs in its own scope and outlives the service and uninstall", async (ctx) => {
       if (!sd) return ctx.skip(skip ?? "no user manager");
+      // No SHEEPDOG_CLI: the manager runs `sheepdog claim`/`save` by name, as a real one does, so
+      // it must find sheepdog on the PATH the unit gives it (issue 18: it did not).
       const p = managerProgram(["--save-every", "1"], { interval: "1m" });
+      const config = JSON.parse(readFileSync(join(p.root, "program.json"), "utf8"));
+      config.manager.env = {};
+      writeFileSync(join(p.root, "program.json"), JSON.stringify(config));
       const env = { ...p.env, ...sd.env };
       try {
         const inst = sheepdog(["install", "systemd", "--program", p.root], { env });

@@ -17,7 +17,8 @@ import { bad, type Check, nativeScheduler, ok } from "./check.js";
 /** The argv[0]s a program's manager launcher needs, with whether each is required. */
 function neededTools(program: Program): string[] {
   const m = program.config.manager;
-  const tools: string[] = [];
+  // every manager runs `sheepdog claim` and `sheepdog save` by name (DESIGN §16)
+  const tools: string[] = ["sheepdog"];
   if (program.config.ledger || program.config.merge_lock) tools.push("git");
   if (m.launcher === "herdr") {
     tools.push("herdr");
@@ -41,11 +42,17 @@ export function toolChecks(program: Program, covering: Installed[]): Check[] {
       `tool:${tool}`,
       "fail",
       `${tool} is not on ${whose}: ${path}`,
-      fromUnit
-        ? `install ${tool}, then reinstall the timer from a shell where it is on PATH`
-        : `install ${tool}, or put it on PATH before running sheepdog install`,
+      tool === "sheepdog"
+        ? `reinstall the timer (sheepdog install ${fromUnit?.scheduler ?? nativeScheduler()} ${programFlag(program, fromUnit)}): it puts a folder with sheepdog on the unit's PATH`
+        : fromUnit
+          ? `install ${tool}, then reinstall the timer from a shell where it is on PATH`
+          : `install ${tool}, or put it on PATH before running sheepdog install`,
     );
   });
+}
+
+function programFlag(program: Program, unit: Installed | undefined): string {
+  return unit?.target?.kind === "all" ? "--all" : `--program ${program.root}`;
 }
 
 /** The seat's settings.json, parsed, or why it cannot be. */

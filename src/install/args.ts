@@ -69,14 +69,13 @@ export function planJson(
   const dirs: string[] = [];
   const commands: string[][] = [];
   const echoes = new Set<string>();
-  const mode = `0${UNIT_FILE_MODE.toString(8)}`;
   for (const step of plan.steps) {
     if (step.op === "mkdir") dirs.push(step.path);
     else if (step.op === "write") {
       files.push({
         path: step.path,
         action: "write",
-        mode,
+        mode: `0${(step.mode ?? UNIT_FILE_MODE).toString(8)}`,
         ...(opts.dryRun ? { content: step.content } : {}),
       });
       echoes.add(`wrote ${step.path}`);

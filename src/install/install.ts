@@ -13,7 +13,7 @@ import {
   plistPathOf,
   renderLaunchAgent,
 } from "./launchd.js";
-import type { CommandResult, Step } from "./plan.js";
+import { type CommandResult, LAUNCHER_FILE_MODE, type Step } from "./plan.js";
 import { launchdCalendar, parseInterval, systemdOnCalendar } from "./schedule.js";
 import {
   buildUnits,
@@ -27,6 +27,7 @@ import {
   cliPath,
   homeDir,
   sameTarget,
+  sheepdogBin,
   sheepdogHomeEnv,
   sheepdogStateDirEnv,
   type Target,
@@ -60,6 +61,16 @@ const bootout = (label: string): Step => ({
   argv: ["launchctl", "bootout", `gui/${uid()}/${label}`],
   harmless: notLoaded,
 });
+
+/** The `sheepdog` launcher the unit's PATH names, when one must be written (DESIGN §16). */
+export function shimSteps(env: NodeJS.ProcessEnv): Step[] {
+  const { dir, shim } = sheepdogBin(env);
+  if (!shim) return [];
+  return [
+    { op: "mkdir", path: dir },
+    { op: "write", path: shim.path, content: shim.content, mode: LAUNCHER_FILE_MODE },
+  ];
+}
 
 /** Refuses to overwrite a file of the same name that sheepdog did not write. */
 function refuseForeign(path: string, isOurs: (text: string) => boolean): void {
@@ -139,6 +150,7 @@ function launchdPlan({ target, env, home, schedule, every, title, runs, stale }:
     path: unitPath({ homebrew: true, env }),
   });
   const steps: Step[] = [
+    ...shimSteps(env),
     { op: "mkdir", path: launchAgentsDir(home) },
     { op: "mkdir", path: launchdLogDir(home) },
     { op: "write", path: plist, content: renderLaunchAgent(agent) },
@@ -174,6 +186,7 @@ function systemdPlan({ target, interval, every, env, home, title, runs, stale }:
   for (const p of [servicePath, timerPath]) refuseForeign(p, isOurUnit);
   const user = env.USER || userInfo().username;
   const steps: Step[] = [
+    ...shimSteps(env),
     { op: "mkdir", path: dir },
     { op: "write", path: servicePath, content: renderService(units.service) },
     { op: "write", path: timerPath, content: renderTimer(units.timer) },

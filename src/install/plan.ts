@@ -5,6 +5,8 @@ import { writeFileAtomic } from "../util/fs.js";
 
 /** Unit files are read by launchd/systemd and by people: 0644, like any config. */
 export const UNIT_FILE_MODE = 0o644;
+/** The `sheepdog` launcher install writes when no folder on PATH has this CLI: run, not read. */
+export const LAUNCHER_FILE_MODE = 0o755;
 
 export interface CommandResult {
   status: number | null;
@@ -21,7 +23,7 @@ export interface CommandResult {
  */
 export type Step =
   | { op: "mkdir"; path: string }
-  | { op: "write"; path: string; content: string }
+  | { op: "write"; path: string; content: string /** default UNIT_FILE_MODE */; mode?: number }
   | { op: "remove"; path: string }
   | {
       op: "run";
@@ -51,7 +53,7 @@ export function describePlan(title: string, steps: readonly Step[]): string {
   for (const step of steps) {
     if (step.op === "write") {
       out.push(
-        `==> ${step.path} (mode 0${UNIT_FILE_MODE.toString(8)}) <==`,
+        `==> ${step.path} (mode 0${(step.mode ?? UNIT_FILE_MODE).toString(8)}) <==`,
         step.content.trimEnd(),
         "<== end",
       );
@@ -97,8 +99,8 @@ export async function executePlan(
     if (step.op === "mkdir") {
       mkdirSync(step.path, { recursive: true });
     } else if (step.op === "write") {
-      writeFileAtomic(step.path, step.content, UNIT_FILE_MODE);
-      chmodSync(step.path, UNIT_FILE_MODE); // the umask may have narrowed the mode
+      writeFileAtomic(step.path, step.content, step.mode ?? UNIT_FILE_MODE);
+      chmodSync(step.path, step.mode ?? UNIT_FILE_MODE); // the umask may have narrowed the mode
       written.push(step.path);
       out(`wrote ${step.path}`);
     } else if (step.op === "remove") {

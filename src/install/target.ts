@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, realpathSync, statSync } from "node:
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { hostStateDir } from "../usage/host-state.js";
 import { isPositiveDuration, parseDuration } from "../util/duration.js";
 import { expandHome } from "../util/fs.js";
 
@@ -97,6 +98,46 @@ export function which(name: string, path: string | undefined): string | null {
   return null;
 }
 
+/** The package folder a CLI file belongs to (`<root>/dist/cli.cjs`, `<root>/bin/sheepdog.cjs`). */
+function packageRootOf(file: string): string | null {
+  try {
+    return dirname(dirname(realpathSync(file)));
+  } catch {
+    return null;
+  }
+}
+
+/** What the scheduler's PATH needs for `sheepdog` to be the CLI that ran install. */
+export interface SheepdogBin {
+  /** The folder to put on the unit's PATH. */
+  dir: string;
+  /** A two-line launcher to write there first, when no folder on this PATH has the right one. */
+  shim: { path: string; content: string } | null;
+}
+
+/**
+ * Where `sheepdog` resolves for what the scheduler starts (DESIGN §16): a manager runs
+ * `sheepdog claim`/`save` by name, and a unit's bare PATH lacks an npm prefix's `bin/`. The
+ * folder it was found in on the installing shell's PATH when that is this very CLI; else a
+ * folder under the host state dir holding a launcher of this CLI (a clone run as `node
+ * dist/cli.cjs`, or another sheepdog found first).
+ */
+export function sheepdogBin(env: NodeJS.ProcessEnv = process.env): SheepdogBin {
+  const cli = cliPath();
+  const found = which("sheepdog", env.PATH);
+  if (found && packageRootOf(found) === packageRootOf(cli))
+    return { dir: dirname(found), shim: null };
+  const dir = join(hostStateDir(env), "bin");
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  return {
+    dir,
+    shim: {
+      path: join(dir, "sheepdog"),
+      content: `#!/bin/sh\n# sheepdog-managed: made by "sheepdog install" so that what the scheduler starts finds this CLI\nexec ${q(process.execPath)} ${q(cli)} "$@"\n`,
+    },
+  };
+}
+
 /** The tools a tick (or the manager it starts) may run. */
 export const TOOLS = ["node", "git", "tmux", "herdr", "claude"] as const;
 
@@ -112,7 +153,7 @@ export function unitPath(
   opts: { homebrew: boolean; env?: NodeJS.ProcessEnv } = { homebrew: true },
 ): string {
   const env = opts.env ?? process.env;
-  const dirs = [dirname(process.execPath)];
+  const dirs = [dirname(process.execPath), sheepdogBin(env).dir];
   for (const tool of TOOLS) {
     const found = which(tool, env.PATH);
     if (found) dirs.push(dirname(found));

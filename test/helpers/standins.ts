@@ -1,5 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
 import { PYTHON3, tempDir } from "./cli.js";
 
 /**
@@ -48,13 +55,20 @@ for r in rules:
         sys.exit(r["exit"])
 `;
 
+/**
+ * Stand-ins for `tools` in a fresh `bin` folder. Beside them, unless `opts.sheepdog` is false,
+ * `sheepdog` as an npm prefix links it (→ this checkout's bin/sheepdog.cjs): the folder install
+ * then puts on a unit's PATH so that managers find sheepdog by name.
+ */
 export function standIns(
   tools: readonly string[] = ["launchctl", "systemctl", "loginctl"],
+  opts: { sheepdog?: boolean } = {},
 ): StandIns {
   const dir = tempDir("sheepdog-standins-");
   const bin = join(dir, "bin");
   writeFileSync(join(dir, "standin.py"), SCRIPT);
   mkdirSync(bin, { recursive: true });
+  if (opts.sheepdog !== false) symlinkSync(resolve("bin/sheepdog.cjs"), join(bin, "sheepdog"));
   for (const tool of tools) {
     const path = join(bin, tool);
     writeFileSync(
