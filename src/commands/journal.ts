@@ -26,7 +26,7 @@ export function formatEvent(e: JournalEvent): string {
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("journal", argv);
   const since = values.since === undefined ? Number.NEGATIVE_INFINITY : parseSince(values.since);
-  const program = openProgram(values.program);
+  const program = openProgram(values.program, { lastValid: true });
   const events = readAllEvents(program.stateDir).filter((e) => Date.parse(e.at) >= since);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ program: program.name, events })}\n`);

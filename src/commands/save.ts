@@ -9,7 +9,8 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("save", argv);
   // Config, state-dir safety and the manager are all checked before any state is created.
   const pid = pidOption(values.pid);
-  const checked = openProgram(values.program);
+  // a broken program.json: the last valid copy, and a notice in the answer (DESIGN §16)
+  const checked = openProgram(values.program, { lastValid: true });
   const manager = findManager(pid);
   const program = { ...checked, stateDir: ensureStateDir(checked.root) };
   const result = await performSave(program, {

@@ -87,7 +87,7 @@ function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
     merge,
     pages,
     lastText,
-    `${r.decision}: ${localTimes(r.reason)}`,
+    `${f.config_invalid ? `CONFIG INVALID (${f.config_invalid.error.split("\n")[0]}; judged on the last valid copy) · ` : ""}${r.decision}: ${localTimes(r.reason)}`,
   ];
 }
 
@@ -110,8 +110,10 @@ export async function run(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
   for (const root of roots) {
     try {
-      const program = openProgramAt(root);
+      const program = openProgramAt(root, { lastValid: true });
       const r = await statusOf(program, now);
+      // a broken program.json is shown, and the exit code says it (DESIGN §16)
+      if (program.configInvalid) code = Math.max(code, EXIT.usage);
       // status shows the merge lock even when no rule needs it yet.
       if (r.facts && !r.facts.merge_lock && program.config.merge_lock) {
         const { readMergeLock } = await import("../merge-lock/lock.js");

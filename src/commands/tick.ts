@@ -109,7 +109,8 @@ export async function run(argv: string[]): Promise<number> {
     if (failing) break; // a deadline or signal is ending this run: no further program starts
     const deadline = dryRun ? null : armDeadline(deadlineMs);
     try {
-      const program = openProgramAt(root, { create: !dryRun });
+      // a program.json that breaks mid-run is judged on its last valid copy (DESIGN §16)
+      const program = openProgramAt(root, { create: !dryRun, lastValid: true });
       if (every !== undefined) program.policy.cadence = every;
       reports.push(await tick.tickProgram(program, { dryRun }));
     } catch (err) {

@@ -1,11 +1,18 @@
+import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
 import { checkStateDir, ensureStateDir } from "../state/dir.js";
-import { loadProgram, type Program } from "./load.js";
+import { type ConfigInvalid, invalidOf, lastValidText, rememberValid } from "./last-valid.js";
+import { ConfigMissing, loadProgramText, type Program, programOf } from "./load.js";
 import { allProgramRoots, resolveProgramRoot } from "./resolve.js";
 
 /** A loaded program and its (checked) state directory. */
 export interface ProgramContext extends Program {
   stateDir: string;
+  /**
+   * Set when program.json is invalid and the program runs on its last valid config (only for
+   * `lastValid` opens: tick, watch, save, status, doctor).
+   */
+  configInvalid?: ConfigInvalid;
 }
 
 /**
@@ -14,16 +21,44 @@ export interface ProgramContext extends Program {
  */
 export function openProgram(
   flag: string | undefined,
-  opts: { create?: boolean; takesAll?: boolean } = {},
+  opts: { create?: boolean; takesAll?: boolean; lastValid?: boolean } = {},
 ): ProgramContext {
   const root = resolveProgramRoot(flag, process.cwd(), process.env, { takesAll: opts.takesAll });
   return openProgramAt(root, opts);
 }
 
-export function openProgramAt(root: string, opts: { create?: boolean } = {}): ProgramContext {
-  const program = loadProgram(root);
+export function openProgramAt(
+  root: string,
+  opts: { create?: boolean; lastValid?: boolean } = {},
+): ProgramContext {
+  let loaded: ReturnType<typeof loadProgramText>;
+  try {
+    loaded = loadProgramText(root);
+  } catch (err) {
+    if (!opts.lastValid || !(err instanceof UsageError) || err instanceof ConfigMissing) throw err;
+    return onLastValid(root, err);
+  }
   const stateDir = opts.create ? ensureStateDir(root) : checkStateDir(root);
-  return { ...program, stateDir };
+  // Kept by the commands that write state; a read-only one (status, doctor) changes nothing.
+  if (opts.create && existsSync(stateDir)) rememberValid(stateDir, loaded.text);
+  return { ...loaded.program, stateDir };
+}
+
+/**
+ * program.json does not load: go on with the copy the last good load kept (DESIGN §16), or fail
+ * as before when there is none (a program that never had a valid config fails loudly).
+ */
+function onLastValid(root: string, err: UsageError): ProgramContext {
+  const stateDir = checkStateDir(root);
+  const text = lastValidText(stateDir);
+  if (text === null) throw err;
+  let program: Program;
+  try {
+    program = programOf(root, text, `${stateDir}/last-valid-program.json`);
+  } catch {
+    throw err; // the copy no longer loads either (an older version's schema): the real error
+  }
+  return { ...program, stateDir, configInvalid: invalidOf(program.configPath, err.message) };
 }
 
 /** `--all` or `--program`/the default program, as a list of roots. */

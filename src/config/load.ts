@@ -46,17 +46,36 @@ export const TICK_DEADLINE_MS = 4 * 60_000;
 
 /** Reads and validates `<root>/program.json`; throws UsageError (exit 2) naming what is wrong. */
 export function loadProgram(root: string): Program {
+  return loadProgramText(root).program;
+}
+
+/** `<root>/program.json` has no file at all (init was never run): no fallback applies. */
+export class ConfigMissing extends UsageError {}
+
+/** loadProgram, with the text it validated (kept as the last valid config). */
+export function loadProgramText(root: string): { program: Program; text: string } {
   const configPath = join(root, CONFIG_FILE);
   let text: string;
   try {
     text = readFileSync(configPath, "utf8");
   } catch (err) {
     if (isErrno(err, "ENOENT"))
-      throw new UsageError(`${configPath}: not found (run: sheepdog init ${root})`);
+      throw new ConfigMissing(`${configPath}: not found (run: sheepdog init ${root})`);
     throw new UsageError(`${configPath}: cannot read: ${(err as Error).message}`);
   }
-  const config = parseConfig(text, configPath);
-  return { name: config.name, root, configPath, config, policy: policyOf(config) };
+  return { program: programOf(root, text, configPath), text };
+}
+
+/** A Program from config text (`file` names it in errors). */
+export function programOf(root: string, text: string, file = join(root, CONFIG_FILE)): Program {
+  const config = parseConfig(text, file);
+  return {
+    name: config.name,
+    root,
+    configPath: join(root, CONFIG_FILE),
+    config,
+    policy: policyOf(config),
+  };
 }
 
 /** Parses program.json text; every error names the file, the JSON path and what was expected. */

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { LAST_VALID, lastValidText } from "../config/last-valid.js";
 import { loadProgram, type Program } from "../config/load.js";
 import { allProgramRoots, resolveProgramRoot, sheepdogHome } from "../config/resolve.js";
 import { type Installed, installedLaunchd, installedSystemd } from "../install/installed.js";
@@ -72,12 +73,13 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
   try {
     program = loadProgram(root);
   } catch (err) {
+    const kept = lastValidText(stateDirOf(root)) !== null;
     return [
       bad(
         root,
         "config",
         "fail",
-        (err as Error).message.split("\n").join("; "),
+        `${(err as Error).message.split("\n").join("; ")}${kept ? `; the watchdog goes on with the last valid copy (${join(stateDirOf(root), LAST_VALID)}) until it is fixed` : ""}`,
         `edit ${join(root, "program.json")}, then: sheepdog check --program ${root}`,
       ),
       stateCheck(root, root),

@@ -118,6 +118,11 @@ export async function gatherSaveFacts(
 ): Promise<SaveFacts> {
   const now = opts.now ?? Date.now();
   const notices: string[] = [];
+  // DESIGN §16: a broken program.json never makes a save fail; it is said, once per save.
+  if (program.configInvalid)
+    notices.push(
+      `${program.configInvalid.file} is invalid (${program.configInvalid.error.split("\n")[0]}); the watchdog goes on with the last valid config: fix it, then run sheepdog check`,
+    );
   const { transcript, contextTokens } = contextOf(program, opts, notices);
 
   let progress: string | null = opts.progress ?? null;

@@ -13,7 +13,8 @@ export type PageKind =
   | "paused"
   | "cleared"
   | "finished"
-  | "start_failed";
+  | "start_failed"
+  | "config_invalid";
 
 /** What `--program` value names this program in a command a person will copy from a phone. */
 export function programArg(name: string, root: string, env = process.env): string {
@@ -58,6 +59,8 @@ export function kindOf(e: JournalEvent): PageKind | null {
       return isStuckStop(e) ? "stuck_restart" : null;
     case "manager_start_failed":
       return "start_failed";
+    case "config_invalid":
+      return "config_invalid";
     default:
       return null;
   }
@@ -105,6 +108,19 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       ),
       priority: 5,
       tags: ["rotating_light"],
+    };
+  },
+  config_invalid: ({ e, name, arg, why }) => {
+    const file = typeof e.file === "string" ? e.file : "program.json";
+    return {
+      title: `${name}: program.json is invalid`,
+      message: lines(
+        `${file} no longer loads; the watchdog goes on with the last valid config until it is fixed.`,
+        why && `Error: ${why}`,
+        `When it is fixed, check it: sheepdog check --program ${arg}`,
+      ),
+      priority: 4,
+      tags: ["warning"],
     };
   },
   tick_failed: ({ name, arg, why }) => {

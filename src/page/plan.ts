@@ -29,6 +29,7 @@ const KINDS = new Set<string>([
   "cleared",
   "finished",
   "start_failed",
+  "config_invalid",
 ]);
 
 function isPageKind(v: unknown): v is PageKind {

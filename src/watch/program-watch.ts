@@ -97,7 +97,7 @@ export class ProgramWatch {
 
   private load(): void {
     try {
-      this.program = openProgramAt(this.root, { create: true });
+      this.program = openProgramAt(this.root, { create: true, lastValid: true });
       this.configProblem = null;
     } catch (err) {
       this.program = null;

@@ -14,6 +14,8 @@ export interface Facts {
   tick_lock: { held: false } | { held: true; pid: number | null; at: string | null };
   /** When the watchdog last ran (last-tick.json `at`), for the sleep/clock-gap rule. */
   last_tick_at: string | null;
+  /** program.json is invalid: the tick judged with the last valid config (DESIGN §16). */
+  config_invalid?: { file: string; error: string };
   /** A person's last `sheepdog unpause`: readings and refusals before it do not limit (§5). */
   unpaused_by_person_at?: string;
   /** The cadence the last tick ran at (last-tick.json `cadence_ms`): see `cadenceOf`. */

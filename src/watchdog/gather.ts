@@ -158,6 +158,9 @@ export async function gather(
         ? { held: true, pid: lock.holder?.pid ?? null, at: lock.holder?.at ?? null }
         : { held: false },
     last_tick_at: last?.at ?? null,
+    ...(program.configInvalid
+      ? { config_invalid: { file: program.configInvalid.file, error: program.configInvalid.error } }
+      : {}),
     ...(override !== undefined ? { unpaused_by_person_at: iso(override) } : {}),
     ...(cadenceMsOf(last) !== undefined ? { last_tick_cadence_ms: cadenceMsOf(last) } : {}),
     gaps: gapsOf(last),

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
+import { firstSight } from "../config/last-valid.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
@@ -51,6 +52,20 @@ function journalSleepGap(program: ProgramContext, facts: Facts, now: number): vo
   appendEvent(program.stateDir, { type: "sleep_gap", ...gap, discounted_ms }, now);
 }
 
+/**
+ * program.json turned invalid (DESIGN §16): the tick goes on with the last valid config, and
+ * journals `config_invalid {file, error}` once per broken text, for the pages hook (high).
+ */
+function journalConfigInvalid(program: ProgramContext, now: number): JournalEvent | null {
+  const invalid = program.configInvalid;
+  if (!invalid || !firstSight(program.stateDir, invalid)) return null;
+  return appendEvent(
+    program.stateDir,
+    { type: "config_invalid", file: invalid.file, error: invalid.error },
+    now,
+  );
+}
+
 /** Called when the tick's own deadline passes mid-program, so the journal says so. */
 export let current: ProgramContext | null = null;
 
@@ -93,6 +108,8 @@ export async function tickProgram(
     let actions: string[] = [];
     try {
       faultPoint("tick.locked");
+      const invalid = journalConfigInvalid(program, now);
+      if (invalid) events.push(invalid);
       facts = await gather(program, now, { held: false });
       journalSleepGap(program, facts, now);
       d = await judge(program, facts, now);
