@@ -115,3 +115,29 @@ describe("a program.json that turns invalid while the program runs", () => {
     expect(ofType(p.stateDir, "config_invalid")).toEqual([]);
   });
 });
+
+describe("a launcher's config error (issue 18)", () => {
+  it("check warns; each start fails as a failed start, journaled and counted, and the crash-loop guard stands the program down", async () => {
+    const p = paged();
+    const config = JSON.parse(p.good);
+    config.manager = { launcher: "command" }; // no manager.command
+    config.watchdog.crash_loop = { starts: 2, within: "1h" };
+    writeFileSync(p.file, JSON.stringify(config));
+    const check = sheepdog(["check"], { env: p.env });
+    expect(check.code).toBe(0);
+    expect(check.stderr).toMatch(/warning: .*manager\.command is not set/);
+    const decisions: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const t = await tick(p.env);
+      expect(t.code, t.stderr).toBe(0);
+      decisions.push(t.report.decision);
+    }
+    // a failed start counts as unplanned (DESIGN §6): two, then the guard stands it down
+    expect(decisions).toEqual(["start", "start", "stand_down", "hold"]);
+    const failed = ofType(p.stateDir, "manager_start_failed");
+    expect(failed).toHaveLength(2);
+    expect(String(failed[0]?.reason)).toContain("manager.command: expected a non-empty array");
+    expect(ofType(p.stateDir, "tick_failed")).toEqual([]);
+    expect(ofType(p.stateDir, "stood_down")).toHaveLength(1);
+  });
+});

@@ -110,6 +110,18 @@ const MALFORMED: { what: string; text: string; message: RegExp }[] = [
       /watchdog\.stale_after: expected a positive duration such as 90s, 5m, 2h or 1d, got "45 minutes"/,
   },
   {
+    what: "claude under the command launcher without -p (no terminal: it answers once and exits)",
+    text: '{"name": "bad", "manager": {"launcher": "command", "command": ["/usr/local/bin/claude", "{prompt}"]}}',
+    message:
+      /manager\.command: expected a command that runs without a terminal.*use the tmux or herdr launcher/,
+  },
+  {
+    what: "a tmux session name tmux would rewrite",
+    text: '{"name": "bad", "manager": {"launcher": "tmux", "tmux": {"session": "loops.catalog"}}}',
+    message:
+      /manager\.tmux\.session: expected a tmux session name without "\." or ":", got "loops\.catalog"/,
+  },
+  {
     what: "zero stale_after (it would stop a healthy manager on every tick)",
     text: '{"name": "bad", "watchdog": {"stale_after": "0s"}}',
     message: /watchdog\.stale_after: expected a positive duration .*got "0s"/,

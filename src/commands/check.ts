@@ -1,12 +1,15 @@
 import { openProgram } from "../config/context.js";
-import { policyWarnings } from "../config/warnings.js";
+import { configWarnings, policyWarnings } from "../config/warnings.js";
 import { EXIT } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("check", argv);
   const program = openProgram(values.program);
-  const warnings = policyWarnings(program.policy, program.policy.interval);
+  const warnings = [
+    ...configWarnings(program.config),
+    ...policyWarnings(program.policy, program.policy.interval),
+  ];
   if (values.json) {
     process.stdout.write(
       `${JSON.stringify({ ok: true, program: program.name, root: program.root, config: program.config, warnings })}\n`,

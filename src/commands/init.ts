@@ -18,7 +18,9 @@ export const PROMPT_FILE = "MANAGER-PROMPT.md";
 /** The program.json `init` writes: every defaulted setting spelled out, optional sections left out. */
 export function initialConfig(name: string, launcher: LauncherKind): Record<string, unknown> {
   const manager: Record<string, unknown> = { launcher, prompt: DEFAULT_PROMPT, env: {} };
-  if (launcher === "command") manager.command = ["claude", "{prompt}"];
+  // Without a terminal claude answers once and exits (DESIGN §7): the command launcher runs it in
+  // print mode; an interactive manager wants the tmux or herdr launcher.
+  if (launcher === "command") manager.command = ["claude", "-p", "{prompt}"];
   if (launcher === "tmux") manager.tmux = { session: name, command: ["claude", "{prompt}"] };
   if (launcher === "herdr")
     manager.herdr = {

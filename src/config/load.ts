@@ -99,7 +99,39 @@ export function parseConfig(text: string, file: string): ProgramConfig {
     const lines = result.error.issues.flatMap((issue) => describeIssue(issue, raw).split("\n"));
     throw new UsageError(lines.map((l) => `${file}: ${l}`).join("\n"));
   }
+  const problems = launcherProblems(result.data);
+  if (problems.length > 0) throw new UsageError(problems.map((l) => `${file}: ${l}`).join("\n"));
   return expandPaths(result.data);
+}
+
+/**
+ * What the launcher would only find out at a start (DESIGN §16: refuse at load what can be
+ * refused, so `check` says it and a tick never fails on it): the fields the launcher needs.
+ */
+function launcherProblems(config: ProgramConfig): string[] {
+  const m = config.manager;
+  const out: string[] = [];
+  // (A missing manager.command is allowed: a program that is only inspected needs none; check
+  // warns, and a start without one is a failed start the crash-loop guard counts.)
+  if (m.launcher === "command" && m.command) {
+    if (isBareClaude(m.command))
+      out.push(
+        `manager.command: expected a command that runs without a terminal, got ${JSON.stringify(m.command)}: claude without -p/--print needs one (without it, it answers once and exits, which looks like a crash every time); use the tmux or herdr launcher`,
+      );
+  }
+  const session = m.tmux?.session;
+  if (m.launcher === "tmux" && session !== undefined && /[.:]/.test(session))
+    out.push(
+      `manager.tmux.session: expected a tmux session name without "." or ":", got ${JSON.stringify(session)}`,
+    );
+  return out;
+}
+
+/** `claude` (bare or a path ending in `/claude`) without `-p`/`--print` (DESIGN §7). */
+function isBareClaude(argv: readonly string[]): boolean {
+  const exe = argv[0] ?? "";
+  if (exe !== "claude" && !exe.endsWith("/claude")) return false;
+  return !argv.slice(1).some((a) => a === "-p" || a === "--print");
 }
 
 function expandPaths(config: ProgramConfig): ProgramConfig {

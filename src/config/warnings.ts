@@ -1,5 +1,15 @@
 import { formatDuration } from "../util/duration.js";
 import type { Policy } from "./load.js";
+import type { ProgramConfig } from "./schema.js";
+
+/** What `check` warns about beyond the cadence: a config that loads but cannot start anything. */
+export function configWarnings(config: ProgramConfig): string[] {
+  if (config.manager.launcher === "command" && !config.manager.command)
+    return [
+      "manager.command is not set: the command launcher has nothing to start (every start fails, and the crash-loop guard stands the program down)",
+    ];
+  return [];
+}
 
 /**
  * What a valid config may still get wrong (DESIGN §16): `check` prints these, `doctor` shows

@@ -1,6 +1,5 @@
 import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
-import { UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
@@ -145,9 +144,9 @@ const HANDLERS: Handlers = {
     try {
       launched = await launcher.start({ program, reason, prompt });
     } catch (err) {
-      // Bad config is the user's to fix (exit 2); anything else is a failed start, journaled
-      // and paged, and counted by the crash-loop guard (DESIGN §6).
-      if (err instanceof UsageError) throw err;
+      // A failed start, whatever its cause (a launcher's config error included: what load could
+      // refuse it already did), is journaled and paged, and counted by the crash-loop guard, so
+      // a start that can never succeed stands down instead of failing every tick (DESIGN §6).
       const failed = startFailure(err);
       run.journal({ type: "manager_start_failed", launcher: kind, ...failed, planned });
       run.actions.push(`start failed: ${failed.reason}`);
