@@ -65,6 +65,8 @@ export interface StartRecord {
   launcher: string;
   pid?: number;
   start_time?: string;
+  /** The process was already gone when the start was recorded (it died at once). */
+  exited?: boolean;
   pane?: string;
   window?: string;
   agent?: string;
@@ -137,6 +139,7 @@ function startRecord(e: JournalEvent): StartRecord {
     launcher: str(e.launcher) ?? "command",
   };
   if (num(e.pid) !== null) r.pid = e.pid as number;
+  if (e.exited === true) r.exited = true;
   for (const k of ["start_time", "pane", "window", "agent", "unit"] as const) {
     const v = str(e[k]);
     if (v !== null) r[k] = v;

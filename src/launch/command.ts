@@ -3,10 +3,9 @@ import { closeSync, fchmodSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { which } from "../install/target.js";
-import { identityOf } from "../process/identity.js";
 import { launchEnv, managerEnv } from "./env.js";
 import { transientScope } from "./transient.js";
-import { fillPlaceholders, type Launched, type Launcher } from "./types.js";
+import { fillPlaceholders, type Launched, type Launcher, startedProcess } from "./types.js";
 
 export const MANAGER_LOG = "manager.log";
 
@@ -56,11 +55,10 @@ export const launcher: Launcher = {
       });
       child.unref();
       const pid = child.pid as number;
-      const id = identityOf(pid);
       return {
         launcher: "command",
         pid,
-        ...(id ? { start_time: id.start_time } : {}),
+        ...startedProcess(pid),
         ...(scope ? { unit: scope.unit } : {}),
       };
     } finally {

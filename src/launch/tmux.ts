@@ -5,7 +5,13 @@ import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { launchEnv, managerEnv, secretVars } from "./env.js";
 import { transientScope } from "./transient.js";
-import { fillPlaceholders, type Launched, type Launcher, type LaunchRequest } from "./types.js";
+import {
+  fillPlaceholders,
+  type Launched,
+  type Launcher,
+  type LaunchRequest,
+  startedProcess,
+} from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
 const DEFAULT_COMMAND = ["claude", "{prompt}"];
@@ -127,13 +133,12 @@ async function start(req: LaunchRequest): Promise<Launched> {
     );
   const [, pane, window, pidText] = m as unknown as [string, string, string, string];
   const pid = Number(pidText);
-  const identity = identityOf(pid);
   return {
     launcher: "tmux",
     pane,
     window: `${session}:${window}`,
     pid,
-    ...(identity ? { start_time: identity.start_time } : {}),
+    ...startedProcess(pid),
     ...(unit ? { unit } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import { identityOf } from "../process/identity.js";
 import type { ProgramContext } from "../config/context.js";
 import type { LauncherKind } from "../config/schema.js";
 
@@ -18,6 +19,11 @@ export interface Launched {
   launcher: LauncherKind;
   pid?: number;
   start_time?: string;
+  /**
+   * The process was already gone (or a zombie) when the start was recorded: it died at once,
+   * so rule 12 judges it dead instead of waiting claim_grace for it (DESIGN §16).
+   */
+  exited?: true;
   /** tmux pane id (`%12`) or Herdr pane id. */
   pane?: string;
   /** tmux: `session:window` target; herdr: the tab id. */
@@ -50,4 +56,10 @@ export interface PromptVars {
 
 export function fillPlaceholders(text: string, vars: PromptVars): string {
   return text.replace(/\{(prompt|reason|program|root)\}/g, (_, k: keyof PromptVars) => vars[k]);
+}
+
+/** What a start records of the process it made: its start time, or that it is already gone. */
+export function startedProcess(pid: number): { start_time: string } | { exited: true } {
+  const id = identityOf(pid);
+  return id ? { start_time: id.start_time } : { exited: true };
 }

@@ -5,7 +5,7 @@ import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { type JournalEvent, readEvents } from "../journal/journal.js";
 import { type History, history, replay } from "../journal/replay.js";
-import { livenessOf, machineId } from "../process/identity.js";
+import { isZombie, livenessOf, machineId, processInfo } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
@@ -61,8 +61,14 @@ function unpauseOverride(e: JournalEvent | null): number | undefined {
 /** Rule 12: whether the last start's recorded process still runs, when it never claimed. */
 function lastStartProcess(hist: History): Facts["last_start_process"] {
   const s = hist.last_start;
-  if (!s || hist.claimed_since_last_start || s.pid === undefined || s.start_time === undefined)
-    return undefined;
+  if (!s || hist.claimed_since_last_start || s.pid === undefined) return undefined;
+  // Gone before its start was recorded (DESIGN §16): dead, whatever the launcher.
+  if (s.exited === true) return "dead";
+  if (s.start_time === undefined) {
+    // An older start recorded no start time: gone or a zombie is dead; a live pid, unknown.
+    const info = processInfo(s.pid);
+    return !info || isZombie(info) ? "dead" : undefined;
+  }
   const live = livenessOf({ pid: s.pid, start_time: s.start_time, machine_id: machineId() });
   return live === "alive" ? "alive" : "dead";
 }
