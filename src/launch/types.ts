@@ -1,6 +1,6 @@
-import { identityOf } from "../process/identity.js";
 import type { ProgramContext } from "../config/context.js";
 import type { LauncherKind } from "../config/schema.js";
+import { identityOf } from "../process/identity.js";
 
 /** What a start asks a launcher for. */
 export interface LaunchRequest {
