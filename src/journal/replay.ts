@@ -170,6 +170,8 @@ class Replay {
   };
   /** The manager holding the claim as far as the journal says, if any. */
   private open: ManagerRecord | null = null;
+  /** When the newest claim was made (whoever made it). */
+  private lastClaimAt: string | null = null;
   // Managers whose first save has been seen (a first save may carry a null fingerprint).
   private readonly saw = new WeakSet<ManagerRecord>();
 
@@ -221,7 +223,15 @@ class Replay {
     h.starts_total++;
     h.last_start = s;
     h.last_failed_start = null;
-    h.claimed_since_last_start = false;
+    // A start is journaled when its launcher returns; a herdr start waits for its prompt's
+    // arrival, and its manager may claim meanwhile. A claim after the launch began is this
+    // start's, so a later manual release is a release, not "never claimed" (the command
+    // launcher, whose start is journaled first, already read it so).
+    const began = str(e.launch_began);
+    h.claimed_since_last_start =
+      began !== null &&
+      this.lastClaimAt !== null &&
+      Date.parse(this.lastClaimAt) >= Date.parse(began);
     h.hand_over_since_last_start = null;
     h.planned_next = null;
     if (!s.planned) this.unplanned(s.at);
@@ -250,6 +260,7 @@ class Replay {
   private claimed(e: JournalEvent): void {
     const h = this.h;
     h.claimed_since_last_start = true;
+    this.lastClaimAt = e.at;
     h.last_failed_start = null;
     this.end("replaced", e.at);
     const open: ManagerRecord = {

@@ -8,6 +8,7 @@ import { fillPlaceholders, type Launched } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import { faultPoint } from "../util/fault-point.js";
+import { iso } from "../util/time.js";
 import type { Decision } from "./decide.js";
 import type { Effect, StopEffect } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -140,6 +141,7 @@ const HANDLERS: Handlers = {
     const kind = program.config.manager.launcher;
     const launcher = await launcherFor(kind);
     faultPoint("act.before-start");
+    const launchBegan = iso(Date.now());
     let launched: Launched;
     try {
       launched = await launcher.start({ program, reason, prompt });
@@ -154,7 +156,14 @@ const HANDLERS: Handlers = {
     }
     faultPoint("act.after-start");
     try {
-      run.journal({ type: "manager_started", reason, planned, ...launched, launcher: kind });
+      run.journal({
+        type: "manager_started",
+        reason,
+        planned,
+        ...launched,
+        launcher: kind,
+        launch_began: launchBegan,
+      });
     } catch (err) {
       // Unjournaled (a full disk), no later tick would know to stop it: stop it, then fail.
       await stopUnjournaled(program, launched);

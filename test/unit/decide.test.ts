@@ -1003,6 +1003,27 @@ const cases: Case[] = [
     absent: ["stop_leftover"],
   },
   {
+    name: "13: a manual release of a herdr manager that claimed before its start was journaled: nothing to stop (issue 18)",
+    effects: ["start"],
+    events: [
+      claimed(60, 42),
+      started(59, true, { pid: 42, start_time: ST, pane: "p_1", launch_began: ago(61) }),
+      saved(10, 42),
+      ev(5, "released", { pid: 42 }),
+    ],
+    want: { decision: "start", start: { reason: "no manager holds the claim", planned: false } },
+    absent: ["stop_leftover"],
+  },
+  {
+    name: "13: a claim from before the launch began is not this start's: it never claimed",
+    effects: ["stop:leftover", "start"],
+    events: [
+      claimed(90, 41),
+      started(20, true, { pid: 42, start_time: ST, launch_began: ago(21) }),
+    ],
+    want: { decision: "start" },
+  },
+  {
     name: "13: first start after unpaused is planned",
     effects: ["start"],
     events: [
