@@ -1,5 +1,6 @@
 import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
+import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
@@ -33,6 +34,8 @@ interface Run {
   journal: (event: { type: string; [k: string]: unknown }) => JournalEvent;
   /** Where keep_evidence put the holder's evidence, for its stop's journal entry. */
   evidence: string | null;
+  /** Why no evidence could be kept (a full disk, a folder it cannot write): said, never fatal. */
+  evidenceError: string | null;
   /** False once a claim break found the claim changed: then nothing is started. */
   claimClear: boolean;
 }
@@ -65,6 +68,7 @@ export async function act(
       return e;
     },
     evidence: null,
+    evidenceError: null,
     claimClear: true,
   };
   for (const effect of decision.effects)
@@ -94,13 +98,18 @@ const HANDLERS: Handlers = {
       (x): x is Extract<StopEffect, { who: "holder" }> => x.kind === "stop" && x.who === "holder",
     );
     const { keepEvidence } = await import("./evidence.js");
-    run.evidence = await keepEvidence(
-      run.program,
-      run.facts,
-      run.decision,
-      stop?.start ?? null,
-      run.now,
-    );
+    try {
+      run.evidence = await keepEvidence(
+        run.program,
+        run.facts,
+        run.decision,
+        stop?.start ?? null,
+        run.now,
+      );
+    } catch (err) {
+      // Evidence is best effort; the stop is not: a full disk must not keep a stuck manager.
+      run.evidenceError = (err as Error)?.message ?? String(err);
+    }
   },
   async stop(run, e) {
     if (e.who === "holder") await stopHolder(run, e);
@@ -108,6 +117,7 @@ const HANDLERS: Handlers = {
     else await stopHandedOver(run, e);
   },
   async break_claim(run) {
+    if (!run.claimClear) return; // a stop found the holder well after all: its claim stays
     const seen = readClaim(run.program.stateDir);
     if (!seen.held) return;
     const broken = breakStaleClaim(run.program.stateDir, seen, run.decision.reason);
@@ -221,6 +231,12 @@ async function closePane(program: ProgramContext, start: StartRecord): Promise<v
 /** Rule 9: the stuck live holder, its evidence already kept; its pane closed. */
 async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): Promise<void> {
   const { program, decision } = run;
+  // Gathering and keeping evidence take seconds: a holder that saved meanwhile is not stuck.
+  if (decision.decision === "restart_stuck" && savedSinceGather(run, e.pid)) {
+    run.claimClear = false;
+    run.actions.push(`not stopped: pid ${e.pid} saved since the tick looked`);
+    return;
+  }
   // A command-launched manager leads its own session: its tool shells go with it.
   const stopped = await stopProcess(
     { pid: e.pid, start_time: e.start_time, machine_id: e.machine_id },
@@ -235,9 +251,12 @@ async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): 
     ...(e.note ? { planned: true } : {}),
     decision: decision.decision,
     evidence: run.evidence,
+    ...(run.evidenceError ? { evidence_error: run.evidenceError } : {}),
     outcome: stopped.outcome,
   });
-  run.actions.push(`stopped pid ${e.pid} (${stopped.outcome}), evidence in ${run.evidence}`);
+  run.actions.push(
+    `stopped pid ${e.pid} (${stopped.outcome}), ${run.evidence ? `evidence in ${run.evidence}` : `no evidence kept${run.evidenceError ? ` (${run.evidenceError})` : ""}`}`,
+  );
   if (e.start && hasPane(e.start)) {
     await closePane(program, e.start);
     run.actions.push(`closed its ${e.start.launcher} pane`);
@@ -245,8 +264,29 @@ async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): 
   if (stopped.outcome === "survived") survived(e.pid);
 }
 
+/** Whether the holder's own heartbeat is newer than the one this tick judged. */
+function savedSinceGather(run: Run, pid: number): boolean {
+  const beat = readHeartbeat(run.program.stateDir);
+  if (!beat || beat.pid !== pid) return false;
+  const seen = run.facts.heartbeat;
+  const seenAt = seen && seen.pid === pid ? Date.parse(seen.at) : Number.NEGATIVE_INFINITY;
+  return Date.parse(beat.at) > seenAt;
+}
+
 /** Rule 13: what a start that never claimed left running, and its pane. */
 async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
+  // It may have claimed since the tick looked: then it is the manager, not a leftover.
+  const claim = readClaim(run.program.stateDir);
+  if (
+    claim.held &&
+    claim.holder &&
+    claim.holder.pid === start.pid &&
+    claim.holder.start_time === start.start_time
+  ) {
+    run.claimClear = false;
+    run.actions.push(`not stopped: pid ${start.pid} claimed since the tick looked`);
+    return;
+  }
   let outcome = "nothing running";
   if (start.pid !== undefined && start.start_time !== undefined) {
     const r = await stopProcess(
