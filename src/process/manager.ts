@@ -25,6 +25,22 @@ const WRAPPERS = new Set([
   "bunx",
   "timeout",
   "nohup",
+  // Sandboxes and process wrappers that stand between an agent and its tool's shell: Claude
+  // Code runs Bash tool commands under bwrap (Linux) or sandbox-exec (macOS) when sandboxed.
+  "bwrap",
+  "sandbox-exec",
+  "firejail",
+  "sudo",
+  "doas",
+  "setsid",
+  "stdbuf",
+  "nice",
+  "ionice",
+  "chrt",
+  "taskset",
+  "script",
+  "caffeinate",
+  "systemd-run",
 ]);
 const WRAPPER_SCRIPTS =
   /(?:^|\/)(?:npm-cli\.js|npx-cli\.js|npm|npx|pnpm(?:\.c?js)?|pnpx|yarn(?:\.c?js)?|corepack)$/;
