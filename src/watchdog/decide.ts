@@ -349,6 +349,8 @@ function mergeRule(ctx: RuleContext, pid: number, stale: string): Matched | null
 function deadRule(ctx: RuleContext): Matched | null {
   const claim = ctx.facts.claim;
   if (claim.state === "none") return null;
+  const handedOver = cutShortHandOver(ctx);
+  if (handedOver) return handedOver;
   const what =
     claim.state === "unreadable"
       ? `the claim's holder is unreadable (${claim.problem})`
@@ -365,6 +367,26 @@ function deadRule(ctx: RuleContext): Matched | null {
       startFor(ctx, `the previous manager stopped: ${what}`),
     ],
     loop_prefix: `${what}; `,
+  };
+}
+
+/**
+ * 10 → 11. A dead holder that handed over before it died: its hand-over was cut short before its
+ * release (killed between the two). That is a hand-over, not a crash: the claim is broken and
+ * rule 11 goes on (a planned start, or the no-progress stand-down), never counted as a crash.
+ */
+function cutShortHandOver(ctx: RuleContext): Matched | null {
+  const claim = ctx.facts.claim;
+  const hand = ctx.facts.history.hand_over_since_last_start;
+  if (claim.state !== "dead" || !hand || hand.pid !== claim.pid) return null;
+  if (hand.start_time !== null && hand.start_time !== claim.start_time) return null;
+  const after = handOverRule(ctx);
+  if (!after) return null;
+  const why = `holder pid ${claim.pid} handed over, then died before it released its claim`;
+  return {
+    ...after,
+    reason: `${after.reason} (${why})`,
+    effects: [...ctx.pre, { kind: "break_claim" }, ...after.effects.slice(ctx.pre.length)],
   };
 }
 

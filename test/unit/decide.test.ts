@@ -514,6 +514,27 @@ const cases: Case[] = [
     reason: /pid 42 is dead/,
   },
   {
+    name: "10 → 11: a dead holder that handed over before it died: a planned start after its hand-over, not a crash (issue 18)",
+    effects: ["break_claim", "stop:handed_over", "start"],
+    events: [...HEALTHY, handOver(2, 42)],
+    facts: { claim: alive(42, 60, "dead"), heartbeat: beat(2, 42) },
+    want: {
+      decision: "start_after_hand_over",
+      rule: 11,
+      break_claim: true,
+      start: expect.objectContaining({ planned: true }) as never,
+    },
+    reason:
+      /handed over at 201000 tokens: context full \(holder pid 42 handed over, then died before it released its claim\)/,
+  },
+  {
+    name: "10: a dead holder that did not hand over is still a crash",
+    effects: ["break_claim", "start"],
+    events: [...HEALTHY, handOver(2, 41)],
+    facts: { claim: alive(42, 60, "dead") },
+    want: { decision: "restart_dead", rule: 10 },
+  },
+  {
     name: "10: holder pid reused",
     effects: ["break_claim", "start"],
     events: HEALTHY,
