@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { identityOf } from "../src/process/identity.js";
 import { formatDuration } from "../src/util/duration.js";
+import { acquireTickLock } from "../src/watchdog/tick-lock.js";
 import { sheepdog, sheepdogAsync, tempDir } from "./helpers/cli.js";
 import {
   cleanedUp,
@@ -395,6 +396,23 @@ describe("tick: the guards", () => {
     expect(events(p.stateDir).length).toBeGreaterThan(0);
   });
 
+  it("a tick lock this very process left (its release met a busy mutex) does not lock it out: the next pass takes it", () => {
+    const p = program();
+    mkdirSync(join(p.stateDir, "tick.lock"), { recursive: true, mode: 0o700 });
+    chmodSync(p.stateDir, 0o700);
+    const me = identityOf(process.pid);
+    if (!me) throw new Error("cannot read this process's identity");
+    const at = new Date().toISOString();
+    writeFileSync(join(p.stateDir, "tick.lock", "holder.json"), JSON.stringify({ ...me, at }));
+    const lock = acquireTickLock(p.stateDir, 240_000);
+    expect("release" in lock).toBe(true);
+    expect(ofType(p.stateDir, "tick_lock_broken")).toEqual([
+      expect.objectContaining({ pid: process.pid, reason: "this process left it" }),
+    ]);
+    if ("release" in lock) lock.release();
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+  });
+
   it("a tick lock whose holder is alive but older than the tick deadline is broken, journaled, and the tick goes on", () => {
     const p = program();
     // A live process stands in for a tick that hangs: it holds tick.lock/ and never lets go.
@@ -417,8 +435,12 @@ describe("tick: the guards", () => {
     expect(held.report.reason).toBe(`another tick (pid ${hung.pid}) is working on it`);
     expect(ofType(p.stateDir, "tick_lock_broken")).toEqual([]);
     expect(starts(p.stateDir)).toHaveLength(0);
-    // Past the deadline, alive or not, it is broken.
-    const at = lockAt(5 * 60_000);
+    // Just past the deadline (4 min), alive: the tick may still be finishing (it ends itself at
+    // its deadline), so it still holds for a minute more.
+    lockAt(4.5 * 60_000);
+    expect(tick(p.env).report.decision).toBe("locked");
+    // A minute past the deadline, alive or not, it is hung: broken.
+    const at = lockAt(5.5 * 60_000);
     const r = tick(p.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.report.decision).toBe("start");
@@ -426,7 +448,7 @@ describe("tick: the guards", () => {
       expect.objectContaining({
         pid: hung.pid,
         locked_at: at,
-        reason: expect.stringMatching(/^it is older than the tick deadline \(30\ds\)$/),
+        reason: expect.stringMatching(/^it is older than the tick deadline \(33\ds\)$/),
       }),
     ]);
     const types = events(p.stateDir).map((e) => e.type);

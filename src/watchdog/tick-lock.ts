@@ -18,6 +18,12 @@ export const TICK_LOCK = "tick.lock";
 const BREAK_LOCK = "tick.lock.break";
 /** A lock directory still without holder.json is being made, unless it is older than this. */
 const MAKING_MS = 30_000;
+/**
+ * A live holder's lock is broken only this long after its deadline: a tick ends itself at its
+ * deadline (journals, pages, exits), so one still alive a minute later is hung (stopped, say).
+ * Breaking it at the deadline itself could let a second tick act beside one still finishing.
+ */
+export const BREAK_AFTER_DEADLINE_MS = 60_000;
 
 export interface TickLockHolder {
   pid: number;
@@ -58,7 +64,7 @@ export function readTickLock(
   if (liveness === "dead" || liveness === "reused")
     return { held: true, live: false, holder, why: `its tick (pid ${holder.pid}) is gone` };
   const age = now - Date.parse(holder.at);
-  if (!(age < deadlineMs))
+  if (!(age < deadlineMs + BREAK_AFTER_DEADLINE_MS))
     return {
       held: true,
       live: false,
@@ -110,23 +116,30 @@ export function acquireTickLock(
     },
   };
   if (take()) return lock;
-  const seen = readTickLock(stateDir, deadlineMs, now);
+  let seen = readTickLock(stateDir, deadlineMs, now);
+  // Held by this very process: left by an earlier pass whose release met a busy mutex (a
+  // process runs one pass of a program at a time, so it is not in use). Without this a
+  // watcher locked itself, and the timer, out until the lock aged past the deadline.
+  if (seen.held && seen.holder?.pid === me.pid && seen.holder.start_time === me.start_time)
+    seen = { held: true, live: false, holder: seen.holder, why: "this process left it" };
   if (!seen.held) return take() ? lock : { held: readTickLock(stateDir, deadlineMs, now) };
   if (seen.live) return { held: seen };
+  const stale = seen;
   // Break it under the mutex, so two breakers never remove a lock a third has just taken.
   const out = withMutex(
     join(stateDir, BREAK_LOCK),
     (): { release(): void } | { held: TickLockState } => {
       const again = readTickLock(stateDir, deadlineMs, now);
-      if (again.held && again.live) return { held: again };
-      if (again.held && JSON.stringify(again.holder) === JSON.stringify(seen.holder)) {
+      const mineAgain = again.held && again.holder?.pid === me.pid;
+      if (again.held && again.live && !mineAgain) return { held: again };
+      if (again.held && JSON.stringify(again.holder) === JSON.stringify(stale.holder)) {
         removeAside(stateDir, TICK_LOCK);
         appendEvent(
           stateDir,
           {
             type: "tick_lock_broken",
-            reason: seen.why,
-            ...(seen.holder ? { pid: seen.holder.pid, locked_at: seen.holder.at } : {}),
+            reason: stale.why,
+            ...(stale.holder ? { pid: stale.holder.pid, locked_at: stale.holder.at } : {}),
           },
           now,
         );
@@ -135,7 +148,7 @@ export function acquireTickLock(
     },
     { now },
   );
-  return out === BUSY ? { held: seen } : out;
+  return out === BUSY ? { held: stale } : out;
 }
 
 /** Removes `tick.lock/` only when this very process (pid and start time) holds it. */
