@@ -46,8 +46,6 @@ export interface Decision {
   /** The row of DESIGN §6 that matched. */
   rule: number;
   effects: Effect[];
-  /** Set instead of a real answer when a row needs facts gather has not read: read them, ask again. */
-  needs?: FactName[];
   heartbeat_age_ms?: number;
   /** How much of a sleep or clock gap was not counted against the manager. */
   gap_credit_ms?: number;
@@ -55,6 +53,18 @@ export interface Decision {
 
 /** A matched rule, before the crash-loop guard: what its stand-down would say, if it came to that. */
 type Matched = Decision & { loop_prefix?: string };
+
+/**
+ * Not an answer: the row reached needs facts gather has not read (they cost a transcript read or
+ * a remote). judge() reads them and asks again; the rule order lives only here.
+ */
+export interface NeedsFacts {
+  needs: FactName[];
+}
+
+export function isNeeds(d: Decision | NeedsFacts): d is NeedsFacts {
+  return "needs" in d;
+}
 
 const fmt = formatDuration;
 
@@ -66,9 +76,9 @@ function gapNote(credit: number): string {
  * Rules 0–13 of DESIGN §6, first match wins; then the crash-loop guard; then the recording of a
  * refusal gather found. Pure: no I/O, no clock.
  */
-export function decide(facts: Facts, policy: DecidePolicy): Decision {
+export function decide(facts: Facts, policy: DecidePolicy): Decision | NeedsFacts {
   const matched = matchRule(facts, policy);
-  if (matched.needs) return matched;
+  if (isNeeds(matched)) return matched;
   const { loop_prefix: _, ...d } = guardCrashLoop(matched, facts, policy);
   return withRefusalRecord(d, facts);
 }
@@ -124,7 +134,7 @@ function withRefusalRecord(d: Decision, facts: Facts): Decision {
 }
 
 /** The rows of DESIGN §6 in order; the first that matches decides. */
-function matchRule(facts: Facts, policy: DecidePolicy): Matched {
+function matchRule(facts: Facts, policy: DecidePolicy): Matched | NeedsFacts {
   const settled = settledRule(facts);
   if (settled) return settled;
   // Rule 5 and below judge the seat with the manager's transcript.
@@ -134,8 +144,8 @@ function matchRule(facts: Facts, policy: DecidePolicy): Matched {
 }
 
 /** A request for facts not read yet (never an answer: judge() reads them and asks again). */
-function needs(fact: FactName): Matched {
-  return { decision: "ok", rule: -1, reason: `needs ${fact}`, effects: [], needs: [fact] };
+function needs(fact: FactName): NeedsFacts {
+  return { needs: [fact] };
 }
 
 /** What the rows below rule 4 share: the unpause it may have journaled, and what is planned. */
@@ -247,7 +257,7 @@ function seatRule(ctx: RuleContext): Matched | null {
 }
 
 /** 6–9. A claim from another machine, or a live holder: fresh, merging, or stuck. */
-function aliveRule(ctx: RuleContext): Matched | null {
+function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   const { facts, policy } = ctx;
   const claim = facts.claim;
   // 6. Claimed on another machine: never judged here.

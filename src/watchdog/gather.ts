@@ -9,7 +9,7 @@ import { isZombie, livenessOf, machineId, processInfo } from "../process/identit
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
 import { iso } from "../util/time.js";
-import { type Decision, decide, isHoldersBeat } from "./decide.js";
+import { type Decision, decide, isHoldersBeat, isNeeds } from "./decide.js";
 import type { ClaimFacts, FactName, Facts, Gap } from "./facts.js";
 import { seatWithRefusal } from "./refusal.js";
 import { readTickLock, type TickLockState } from "./tick-lock.js";
@@ -241,7 +241,7 @@ async function readFact(
 export async function judge(program: ProgramContext, facts: Facts, now: number): Promise<Decision> {
   for (;;) {
     const d = decide(facts, program.policy);
-    if (!d.needs) return d;
+    if (!isNeeds(d)) return d;
     for (const fact of d.needs) await readFact(program, facts, fact, now);
   }
 }

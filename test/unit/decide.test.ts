@@ -2,11 +2,23 @@ import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/journal/journal.js";
 import { history } from "../../src/journal/replay.js";
 import type { MergeLockState } from "../../src/merge-lock/lock.js";
-import { type DecidePolicy, type Decision, decide } from "../../src/watchdog/decide.js";
+import {
+  decide as ask,
+  type DecidePolicy,
+  type Decision,
+  isNeeds,
+} from "../../src/watchdog/decide.js";
 import { effectName } from "../../src/watchdog/effects.js";
 import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
 
 const MIN = 60_000;
+
+/** decide with every fact read: always an answer (a request for facts fails the test). */
+function decide(facts: Facts, policy: DecidePolicy): Decision {
+  const d = ask(facts, policy);
+  if (isNeeds(d)) throw new Error(`decide asked for ${d.needs.join(", ")}`);
+  return d;
+}
 const NOW = Date.parse("2026-11-30T12:00:00.000Z");
 /** An ISO time `m` minutes before NOW (negative: after). */
 const ago = (m: number) => new Date(NOW - m * MIN).toISOString();
@@ -1372,8 +1384,8 @@ describe("decide (DESIGN §6, first match wins)", () => {
 
   it("asks for unread facts only when a rule reaches them (the rule order lives only here)", () => {
     const unread = ["seat_refusal", "merge_lock"] as const;
-    const ask = (facts: Partial<Facts>) =>
-      decide(
+    const needs = (facts: Partial<Facts>) => {
+      const d = ask(
         factsOf({
           name: "",
           want: { decision: "ok" },
@@ -1381,20 +1393,22 @@ describe("decide (DESIGN §6, first match wins)", () => {
           facts: { unread: [...unread], ...facts },
         }),
         POLICY,
-      ).needs;
+      );
+      return isNeeds(d) ? d.needs : undefined;
+    };
     // Rules 0–3 need neither the transcript nor the merge lock.
-    expect(ask({ finished: { at: ago(1), note: null } })).toBeUndefined();
-    expect(ask({ tick_lock: { held: true, pid: 9, at: ago(0) } })).toBeUndefined();
+    expect(needs({ finished: { at: ago(1), note: null } })).toBeUndefined();
+    expect(needs({ tick_lock: { held: true, pid: 9, at: ago(0) } })).toBeUndefined();
     // Rule 5 and below judge the seat with the transcript.
-    expect(ask({})).toEqual(["seat_refusal"]);
+    expect(needs({})).toEqual(["seat_refusal"]);
     // A fresh holder never reaches rule 8; a stale one does.
     const fresh = {
       claim: alive(42, 60),
       heartbeat: beat(10, 42),
       unread: ["merge_lock" as const],
     };
-    expect(ask(fresh)).toBeUndefined();
-    expect(ask({ ...fresh, heartbeat: beat(50, 42) })).toEqual(["merge_lock"]);
+    expect(needs(fresh)).toBeUndefined();
+    expect(needs({ ...fresh, heartbeat: beat(50, 42) })).toEqual(["merge_lock"]);
   });
 
   it("is pure: the same facts give the same decision, and the facts are not changed", () => {
