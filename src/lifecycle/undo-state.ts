@@ -1,0 +1,47 @@
+// The shape `reopen`, `resume` and `unpause` share: each ends one replayed state (finished,
+// stood down, paused) with one journal event, and says what it ended, or that there was none.
+import { openProgram } from "../config/context.js";
+import { EXIT } from "../errors.js";
+import { appendEvent, type JournalEvent, readEvents } from "../journal/journal.js";
+import { type ReplayedState, replay } from "../journal/replay.js";
+import { parseCommandArgs } from "../util/args.js";
+
+export interface UndoSpec {
+  command: "reopen" | "resume" | "unpause";
+  /** The state it ends, from the replayed journal; null: nothing to end. */
+  held: (state: ReplayedState) => JournalEvent | null;
+  /** The `--json` key that says whether it was ended (`reopened`, `cleared`, `unpaused`). */
+  key: string;
+  /** The line for people when there is nothing to end. */
+  nothing: (program: string) => string;
+  /** The event it journals, from the state it ends. */
+  event: (held: JournalEvent, note: string | undefined) => { type: string; [k: string]: unknown };
+  /** What `--json` says the ended state was. */
+  was: (held: JournalEvent) => Record<string, unknown>;
+  /** The line for people once it is done. */
+  done: (program: string, held: JournalEvent) => string;
+  /** Whether the event goes to the pages hook (a cleared stand-down pages "resumed"). */
+  pages?: boolean;
+}
+
+export async function undoState(spec: UndoSpec, argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(spec.command, argv);
+  const note = "note" in values ? (values.note as string | undefined) : undefined;
+  const program = openProgram(values.program, { create: true });
+  const held = spec.held(replay(readEvents(program.stateDir)));
+  const print = (out: Record<string, unknown>) =>
+    process.stdout.write(`${JSON.stringify({ program: program.name, ...out })}\n`);
+  if (!held) {
+    if (values.json) print({ [spec.key]: false, was: null });
+    else process.stdout.write(`${spec.nothing(program.name)}\n`);
+    return EXIT.ok;
+  }
+  const event = appendEvent(program.stateDir, spec.event(held, note));
+  if (spec.pages) {
+    const { afterEvents } = await import("../page/hooks.js");
+    await afterEvents(program, [event]);
+  }
+  if (values.json) print({ [spec.key]: true, was: spec.was(held) });
+  else process.stdout.write(`${spec.done(program.name, held)}\n`);
+  return EXIT.ok;
+}
