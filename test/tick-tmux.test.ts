@@ -195,7 +195,8 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
 
   it("a tmux start that never claims: after claim_grace its pid is stopped and its pane closed before the next start", async () => {
     const s = server();
-    const p = tmuxProgram(s, ["--never-claim"], { claim_grace: "2s" });
+    // Long enough for a loaded machine to show the pane's first line before the grace ends.
+    const p = tmuxProgram(s, ["--never-claim"], { claim_grace: "6s" });
     expect(tick(p.env).report.decision).toBe("start");
     const a = lastStart(p.stateDir);
     expect(a.pane).toMatch(/^%\d+$/);
@@ -204,7 +205,7 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
     );
     expect(tick(p.env).report.decision).toBe("starting");
     expect(panes(s)).toContain(a.pane);
-    await dueFor(p.env, "start", graceDue(p.stateDir, 2000));
+    await dueFor(p.env, "start", graceDue(p.stateDir, 6000));
     const r = tick(p.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.report.decision).toBe("start");
