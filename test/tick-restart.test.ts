@@ -105,6 +105,12 @@ describe("tick: starting and restarting managers (real processes)", () => {
     await waitFor("the manager's child to be gone", () => {
       const info = processInfo(child);
       return info === null || info.state === "Z" || info.state === "X";
+    }).catch((err) => {
+      // What a failure under load needs to be understood: the stop as journaled, and the child.
+      const info = processInfo(child);
+      throw new Error(
+        `${(err as Error).message}; child ${child}: ${JSON.stringify(info)}; stop: ${JSON.stringify(ofType(p.stateDir, "manager_stopped"))}`,
+      );
     });
     const [stopped] = ofType(p.stateDir, "manager_stopped");
     expect(stopped).toMatchObject({ pid: a.pid, start_time: a.start_time, outcome: "term" });

@@ -67,6 +67,8 @@ export interface StartRecord {
   start_time?: string;
   /** The process was already gone when the start was recorded (it died at once). */
   exited?: boolean;
+  /** When its launch began (a slow start is journaled when the launcher returns). */
+  launch_began?: string;
   pane?: string;
   window?: string;
   agent?: string;
@@ -140,7 +142,7 @@ function startRecord(e: JournalEvent): StartRecord {
   };
   if (num(e.pid) !== null) r.pid = e.pid as number;
   if (e.exited === true) r.exited = true;
-  for (const k of ["start_time", "pane", "window", "agent", "unit"] as const) {
+  for (const k of ["start_time", "pane", "window", "agent", "unit", "launch_began"] as const) {
     const v = str(e[k]);
     if (v !== null) r[k] = v;
   }

@@ -253,6 +253,7 @@ async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): 
     evidence: run.evidence,
     ...(run.evidenceError ? { evidence_error: run.evidenceError } : {}),
     outcome: stopped.outcome,
+    ...(stopped.group ? { group: true } : {}),
   });
   run.actions.push(
     `stopped pid ${e.pid} (${stopped.outcome}), ${run.evidence ? `evidence in ${run.evidence}` : `no evidence kept${run.evidenceError ? ` (${run.evidenceError})` : ""}`}`,

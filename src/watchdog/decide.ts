@@ -3,6 +3,7 @@ import { formatDuration } from "../util/duration.js";
 import type { Effect } from "./effects.js";
 import type { FactName, Facts } from "./facts.js";
 import { gapCredit, heartbeatAge, ms } from "./gaps.js";
+import { startOfHolder } from "./holder-start.js";
 
 export type { Effect } from "./effects.js";
 export { gapCredit, gapsToRecord, heartbeatAge, isHoldersBeat, isStale } from "./gaps.js";
@@ -296,10 +297,8 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   if (lock && !lock.held && lock.error) stale += ` (merge lock unreadable: ${lock.error})`;
   // 9. Alive but stuck: keep evidence, stop it, break its claim, start anew.
   const last = facts.history.last_start;
-  // The holder's pane, if a tmux/herdr start made it: the last start before it claimed.
-  // (A herdr start is journaled after its manager claims: still the holder's by its pid.)
-  const start =
-    last && (last.pid === claim.pid || ms(last.at) <= ms(claim.claimed_at)) ? last : null;
+  // The holder's pane, if a tmux/herdr start made it.
+  const start = startOfHolder(last, claim);
   // A manager told at a pause to save and stop that did not: its stop is expected, not paged.
   const note = ctx.unpause
     ? {
@@ -420,13 +419,7 @@ function handOverRule(ctx: RuleContext): Matched | null {
             who: "handed_over",
             pid: hand.pid,
             start_time: hand.start_time,
-            // A herdr start is journaled after its manager claims: matched by pid too.
-            start:
-              start &&
-              ((start.pid !== undefined && start.pid === hand.pid) ||
-                (hand.claimed_at !== null && ms(start.at) <= ms(hand.claimed_at)))
-                ? start
-                : null,
+            start: startOfHolder(start, hand),
           },
         ]
       : [];

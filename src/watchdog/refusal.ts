@@ -16,6 +16,7 @@ import { type Reading, readReadings } from "../usage/readings.js";
 import { seatOf } from "../usage/seat.js";
 import { findTranscript, managerTranscriptEnv, refusalAtEnd } from "../usage/transcript.js";
 import type { ClaimFacts, SeatRefusal } from "./facts.js";
+import { startOfHolder } from "./holder-start.js";
 
 /** The manager whose transcript may end in a refusal, and the time a refusal must not predate. */
 interface Subject {
@@ -34,8 +35,8 @@ function subjectOf(claim: ClaimFacts, history: History): Subject | null {
   const start = history.last_start;
   if (claim.state === "alive" || claim.state === "dead" || claim.state === "reused") {
     let since = Date.parse(claim.claimed_at);
-    if (start && start.pid === claim.pid && start.start_time === claim.start_time)
-      since = Math.min(since, Date.parse(start.at));
+    const made = startOfHolder(start, claim);
+    if (made) since = Math.min(since, Date.parse(made.launch_began ?? made.at));
     return {
       manager: { pid: claim.pid, start_time: claim.start_time },
       alive: claim.state === "alive",
