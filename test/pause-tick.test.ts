@@ -150,7 +150,7 @@ describe("usage pauses through tick", () => {
     const p = program({ watchdog: { crash_loop: { starts: 1, within: "1h" } } });
     const a = await firstManager(p); // the program's first start (planned)
     await kill(a); // without the pause this is restart_dead
-    const resets = epoch() + 6;
+    const resets = epoch() + 10; // room for two ticks on a loaded machine before it resets
     statusline(p, { five_hour: { pct: 100, resets } });
 
     const t1 = await tick(p.env);

@@ -90,6 +90,8 @@ describe("tick: starting and restarting managers (real processes)", () => {
     const a = lastStart(p.stateDir);
     await waitForClaimBy(p.stateDir, a.pid);
     await waitFor("a first save", () => ofType(p.stateDir, "saved").length > 0);
+    // Read now: the replacement manager, started by the same command, writes its own child here.
+    const child = Number(readFileSync(childFile, "utf8"));
     process.kill(a.pid, "SIGSTOP");
     // Healthy while fresh; stuck once no save came for stale_after.
     await dueFor(p.env, "restart_stuck", staleDue(p.stateDir, 4000));
@@ -101,7 +103,6 @@ describe("tick: starting and restarting managers (real processes)", () => {
     );
     expect(isAlive(a.pid, a.start_time)).toBe(false);
     // It led its own session (the command launcher's setsid): its tool processes went with it.
-    const child = Number(readFileSync(childFile, "utf8"));
     await waitFor("the manager's child to be gone", () => {
       const info = processInfo(child);
       return info === null || info.state === "Z" || info.state === "X";
