@@ -1,11 +1,8 @@
 import {
   closeSync,
-  fstatSync,
-  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
-  readSync,
   renameSync,
   rmdirSync,
   statSync,
@@ -14,6 +11,7 @@ import {
 import { join } from "node:path";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
 import { isErrno } from "../util/fs.js";
+import { appendLines, parseJsonl } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
 
 /** One journal line: every event has `at` (ISO-8601 UTC) and `type`. */
@@ -52,83 +50,27 @@ export function appendEvent(
   rotateIfLarge(stateDir, path);
   const fd = openSync(path, "a+", 0o600);
   try {
-    const line = `${endsInTornLine(fd) ? "\n" : ""}${JSON.stringify(full)}\n`;
+    const line = `${JSON.stringify(full)}\n`;
     if (faultArmed(`journal.torn.${event.type}`)) {
       // Test hook: the writer dies half-way through its line.
       writeSync(fd, line.slice(0, line.length >> 1));
       faultPoint(`journal.torn.${event.type}`);
     }
-    const bytes = Buffer.from(line);
-    const before = fstatSync(fd).size;
-    const written = writeSync(fd, bytes);
-    if (written < bytes.length) {
-      // A full disk takes part of the line and then says nothing: take it back and fail, so
-      // the event is neither half-written nor reported as journaled.
-      ftruncateSync(fd, before);
-      throw Object.assign(
-        new Error(`ENOSPC: no space left on device, write to ${path} (the event is not journaled)`),
-        { code: "ENOSPC" },
-      );
-    }
+    appendLines(fd, path, line, "the event is not journaled");
   } finally {
     closeSync(fd);
   }
   return full;
 }
 
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/** How long the size must hold still before a last line without its newline counts as torn. */
-const TORN_AFTER_MS = 100;
-
-/**
- * Whether the file ends in a torn line. A last byte that is not a newline is either a torn
- * line (its writer died) or another appender's write seen half-way: the size grows page by
- * page during one write(2), and on a loaded host that writer may be off the CPU for tens of
- * milliseconds in between. So the size must hold still for TORN_AFTER_MS before the line counts
- * as torn; otherwise concurrent appenders would sprinkle empty lines. A torn line comes only
- * from a crash, so the wait is paid almost never.
- */
-function endsInTornLine(fd: number): boolean {
-  const last = Buffer.alloc(1);
-  let size = fstatSync(fd).size;
-  const started = Date.now();
-  let stillSince = started;
-  for (;;) {
-    if (size === 0) return false;
-    readSync(fd, last, 0, 1, size - 1);
-    if (last[0] === 0x0a) return false;
-    // Still for long enough, or never ending in a newline however long we look.
-    if (Date.now() - stillSince >= TORN_AFTER_MS || Date.now() - started > 2000) return true;
-    Atomics.wait(pause, 0, 0, 5);
-    const now = fstatSync(fd).size;
-    if (now !== size) {
-      size = now;
-      stillSince = Date.now();
-    }
-  }
-}
-
 /** Parses JSONL, skipping lines that are not whole JSON objects (a torn last line above all). */
 export function parseJournal(text: string): JournalEvent[] {
-  const events: JournalEvent[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const value = JSON.parse(line);
-      if (
-        value &&
-        typeof value === "object" &&
-        typeof value.type === "string" &&
-        typeof value.at === "string"
-      ) {
-        events.push(value as JournalEvent);
-      }
-    } catch {
-      // A torn line: its writer died mid-write. The next event starts on a fresh line.
-    }
-  }
-  return events;
+  return parseJsonl(text, isEvent);
+}
+
+function isEvent(v: unknown): v is JournalEvent {
+  const e = v as JournalEvent;
+  return !!e && typeof e === "object" && typeof e.type === "string" && typeof e.at === "string";
 }
 
 function readOne(path: string): JournalEvent[] {

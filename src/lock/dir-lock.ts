@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { identityOf, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
+import { sleepSync } from "../util/jsonl.js";
 
 // One mechanism for every lock sheepdog keeps in a state directory: a directory appears whole
 // (mkdir or rename are atomic), goes whole (renamed aside, then deleted), and a short mutex
@@ -13,11 +14,6 @@ import { isErrno, writeJsonAtomic } from "../util/fs.js";
 export const MUTEX_STALE_MS = 30_000;
 
 export const BUSY: unique symbol = Symbol("busy");
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-function sleepSync(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
-}
 
 function tryMkdir(path: string): boolean {
   try {

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { readRange } from "../util/jsonl.js";
 
 /** How much of the file one read takes, walking backwards. */
 const CHUNK = 64 * 1024;
@@ -21,17 +22,6 @@ export interface BackLine {
   tail: string;
   /** False for the file's last line when it does not end in a newline (maybe torn). */
   terminated: boolean;
-}
-
-function readRange(fd: number, start: number, length: number): string {
-  const out = Buffer.allocUnsafe(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, out, got, length - got, start + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return out.toString("utf8", 0, got);
 }
 
 /**

@@ -1,16 +1,9 @@
 // Usage readings per seat (DESIGN §5): one JSONL file per seat under the host state dir,
 // appended by every statusline update and by the watchdog when it sees a refusal.
-import {
-  closeSync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isErrno, writeFileAtomic } from "../util/fs.js";
+import { appendLines, parseJsonl, readRange } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
 import { ensureHostDir, hostStateDir, seatKey } from "./host-state.js";
 
@@ -73,17 +66,7 @@ function isReading(v: unknown): v is Reading {
 
 /** Parses a readings file's text; lines that are not whole readings (a torn last line) are skipped. */
 export function parseReadings(text: string): Reading[] {
-  const out: Reading[] = [];
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    try {
-      const v = JSON.parse(line);
-      if (isReading(v)) out.push(v);
-    } catch {
-      // torn
-    }
-  }
-  return out;
+  return parseJsonl(text, isReading);
 }
 
 export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env): Reading[] {
@@ -236,12 +219,9 @@ export function appendReadings(
       .filter((r) => !sameValue(newest.get(keyOf(r)), r))
       .map((r) => ({ at: iso(now), seat, ...r }));
     if (written.length === 0) return [];
-    // One write(2) on an O_APPEND file: concurrent statuslines never interleave lines; a
-    // torn last line gets its own line ended first.
-    const prefix = text.length > 0 && !text.endsWith("\n") ? "\n" : "";
-    text = `${prefix}${written.map((r) => JSON.stringify(r)).join("\n")}\n`;
-    writeSync(fd, text);
-    size += Buffer.byteLength(text);
+    // One write(2) on an O_APPEND file: concurrent statuslines never interleave lines.
+    text = `${written.map((r) => JSON.stringify(r)).join("\n")}\n`;
+    size += appendLines(fd, path, text, "the readings are not recorded");
   } finally {
     closeSync(fd);
   }
@@ -261,15 +241,4 @@ function newestByKey(readings: Reading[]): Map<string, Reading> {
   const newest = new Map<string, Reading>();
   for (const r of readings) newest.set(keyOf(r), r);
   return newest;
-}
-
-function readRange(fd: number, start: number, length: number): string {
-  const buf = Buffer.allocUnsafe(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, buf, got, length - got, start + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return buf.toString("utf8", 0, got);
 }
