@@ -1,14 +1,13 @@
 import { openProgramAt, selectRoots } from "../config/context.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
-import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
 import { DURATION_EXPECTED, isPositiveDuration, parseDuration } from "../util/duration.js";
 import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
+import { abandonPasses } from "../watchdog/abandon.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
 import * as tick from "../watchdog/tick.js";
-import { releaseOwnTickLock } from "../watchdog/tick-lock.js";
 
 /** Signals that end a tick from outside: systemd's TimeoutStartSec, launchd, a person. */
 const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -34,32 +33,9 @@ function failTick(message: string, opts: { releaseLock: boolean }): void {
   process.stderr.write(`sheepdog tick: ${message}\n`);
   const program = tick.current;
   if (!program) exit();
-  let failed: JournalEvent;
-  try {
-    failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
-  } catch {
-    if (opts.releaseLock) releaseLock(program.stateDir);
-    exit(); // nothing more can be done; the exit code still says it
-  }
-  // Try to page, but never wait long: this tick is already late or being stopped.
-  const paging = import("../page/hooks.js").then(({ afterEvents }) =>
-    afterEvents(program, [failed], { tick: true }),
-  );
-  Promise.race([paging, new Promise((r) => setTimeout(r, 5000))])
+  abandonPasses([program], message, { releaseLocks: opts.releaseLock })
     .catch(() => {})
-    .finally(() => {
-      // Released last: until this process exits its half-done act still runs, under the lock.
-      if (opts.releaseLock) releaseLock(program.stateDir);
-      exit();
-    });
-}
-
-function releaseLock(stateDir: string): void {
-  try {
-    releaseOwnTickLock(stateDir);
-  } catch {
-    // the next tick breaks a lock whose holder is gone
-  }
+    .finally(exit);
 }
 
 /**

@@ -5,7 +5,7 @@ import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
 import { Watcher } from "../watch/loop.js";
-import { abandonPasses, watchPass } from "../watch/pass.js";
+import { abandonInFlight, watchPass } from "../watch/pass.js";
 import type { PassOutcome } from "../watch/program-watch.js";
 
 /** How long a stop (SIGTERM, SIGINT) waits for passes in progress before abandoning them. */
@@ -46,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     abandoning = true;
     process.stderr.write(`sheepdog watch: ${why}\n`);
     watcher.abandonRecord();
-    await abandonPasses(why);
+    await abandonInFlight(why);
     process.exit(EXIT.failed);
   };
   const watcher = new Watcher({

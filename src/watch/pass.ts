@@ -1,9 +1,8 @@
 import type { ProgramContext } from "../config/context.js";
-import { appendEvent } from "../journal/journal.js";
 import { refreshClockStep } from "../util/clock-step.js";
 import { faultPoint } from "../util/fault-point.js";
+import { abandonPasses } from "../watchdog/abandon.js";
 import { type ProgramReport, TickFailed, tickProgram } from "../watchdog/tick.js";
-import { releaseOwnTickLock } from "../watchdog/tick-lock.js";
 
 /** The programs whose pass is running now (what a signal or a deadline must account for). */
 export const inFlight = new Set<ProgramContext>();
@@ -49,27 +48,6 @@ export function watchPass(
  * Journals `tick_failed` for every pass in progress, pages (for at most 5 s) and releases the
  * tick locks this process holds: used when the watcher must go before its passes finish.
  */
-export async function abandonPasses(message: string): Promise<void> {
-  const programs = [...inFlight];
-  const paging: Promise<unknown>[] = [];
-  for (const program of programs) {
-    try {
-      const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
-      paging.push(
-        import("../page/hooks.js").then(({ afterEvents }) =>
-          afterEvents(program, [failed], { tick: true }),
-        ),
-      );
-    } catch {
-      // the exit code and the log still say it
-    }
-  }
-  await Promise.race([Promise.allSettled(paging), new Promise((r) => setTimeout(r, 5000).unref())]);
-  for (const program of programs) {
-    try {
-      releaseOwnTickLock(program.stateDir);
-    } catch {
-      // the next tick breaks a lock whose holder is gone
-    }
-  }
+export function abandonInFlight(message: string): Promise<void> {
+  return abandonPasses([...inFlight], message, { releaseLocks: true });
 }
