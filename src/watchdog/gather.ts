@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
@@ -28,22 +29,36 @@ export interface LastTick {
   facts?: Facts;
 }
 
+// Validated with zod (DESIGN §1): a hand edit or an older version may lack a field, and what
+// is malformed is dropped field by field rather than taken on trust.
+const gapSchema = z.object({ from: z.string(), to: z.string() });
+const lastTickSchema = z.object({
+  at: z.string(),
+  decision: z._default(z.string(), ""),
+  reason: z._default(z.string(), ""),
+  gaps: z.optional(z.unknown()),
+  cadence_ms: z.optional(z.unknown()),
+  facts: z.optional(z.unknown()),
+});
+
 export function readLastTick(stateDir: string): LastTick | null {
+  let raw: unknown;
   try {
-    const value = JSON.parse(readFileSync(join(stateDir, LAST_TICK), "utf8"));
-    return value && typeof value.at === "string" ? (value as LastTick) : null;
+    raw = JSON.parse(readFileSync(join(stateDir, LAST_TICK), "utf8"));
   } catch {
     return null;
   }
+  const parsed = lastTickSchema.safeParse(raw);
+  return parsed.success ? (parsed.data as LastTick) : null;
 }
 
 /** The well-formed gaps of a last-tick.json (a hand edit or an older version may have none). */
 export function gapsOf(last: LastTick | null): Gap[] {
   if (!last || !Array.isArray(last.gaps)) return [];
-  return last.gaps.filter(
-    (g): g is Gap =>
-      g !== null && typeof g === "object" && typeof g.from === "string" && typeof g.to === "string",
-  );
+  return last.gaps.flatMap((g) => {
+    const ok = gapSchema.safeParse(g);
+    return ok.success ? [ok.data] : [];
+  });
 }
 
 /** The last tick's cadence when it recorded a sane one (a positive number of ms). */

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { appendEvent } from "../journal/journal.js";
 import {
   BUSY,
@@ -25,12 +26,14 @@ const MAKING_MS = 30_000;
  */
 export const BREAK_AFTER_DEADLINE_MS = 60_000;
 
-export interface TickLockHolder {
-  pid: number;
-  start_time: string;
-  machine_id: string;
-  at: string;
-}
+/** tick.lock/holder.json, validated with zod (DESIGN §1). */
+const holderSchema = z.object({
+  pid: z.number().check(z.int(), z.positive()),
+  start_time: z.string(),
+  machine_id: z.string(),
+  at: z.string(),
+});
+export type TickLockHolder = z.infer<typeof holderSchema>;
 
 /** What is in `tick.lock/`, and whether it still holds. */
 export type TickLockState =
@@ -52,11 +55,11 @@ export function readTickLock(
     return now - file.mtimeMs < MAKING_MS
       ? { held: true, live: true, holder: null }
       : { held: true, live: false, holder: null, why: "it has no holder.json" };
-  const text = file.text;
   let holder: TickLockHolder;
   try {
-    holder = JSON.parse(text) as TickLockHolder;
-    if (typeof holder.pid !== "number" || typeof holder.start_time !== "string") throw new Error();
+    const parsed = holderSchema.safeParse(JSON.parse(file.text));
+    if (!parsed.success) throw new Error();
+    holder = parsed.data;
   } catch {
     return { held: true, live: false, holder: null, why: "its holder.json is not valid" };
   }
