@@ -2,7 +2,7 @@
 // `dist/commands/`, so a command loads its own file and nothing else, without Node's ESM loader.
 // Measured on the 2-core VM: a command as one CommonJS file starts 10–25 % sooner than the same
 // code as ES module chunks. The dependencies a command reaches only on a rare path and only by
-// a dynamic import (execa when a tool is spawned, pidusage for evidence, chokidar and node-cron
+// a dynamic import (execa when a tool is spawned, pidusage for evidence, chokidar
 // for watch) are bundles of their own in `dist/vendor/`: V8 still reads and pre-parses
 // whatever a file holds, and execa alone is half of the tick's bundle.
 import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -37,7 +37,7 @@ const common = {
 };
 
 /** Loaded on first use only: `import("execa")` in a command becomes `require("../vendor/execa.cjs")`. */
-const VENDOR = ["execa", "pidusage", "chokidar", "node-cron"];
+const VENDOR = ["execa", "pidusage", "chokidar"];
 const vendorOutside = {
   name: "vendor-outside",
   setup(b) {

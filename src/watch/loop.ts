@@ -28,10 +28,10 @@ export interface WatcherOptions {
 const POLL_MS = 1000;
 
 /**
- * The resident loop (DESIGN §12): chokidar drives the file events, a node-cron job per program
- * its full pass on `watchdog.interval`, and one timer a second the death poll and the `--all`
- * rescan for every program together. (A per-second node-cron job was measured: its timezone
- * formatting alone cost 0.35 % of a core while idle.)
+ * The resident loop (DESIGN §12): chokidar drives the file events, and one timer a second runs,
+ * for every program together, the death poll, the full pass due on each `watchdog.interval`
+ * slot, and the `--all` rescan. (node-cron was dropped: a second scheduler beside this timer,
+ * and a per-second job of it cost 0.35 % of a core while idle in its timezone formatting.)
  */
 export class Watcher {
   readonly programs = new Map<string, ProgramWatch>();
@@ -59,8 +59,7 @@ export class Watcher {
   }
 
   async start(): Promise<void> {
-    const [chokidar, cron] = await Promise.all([import("chokidar"), import("node-cron")]);
-    this.libs = { chokidar, cron };
+    this.libs = { chokidar: await import("chokidar") };
     await this.sync();
     try {
       pruneWatcherRecords(process.pid);

@@ -1,17 +1,14 @@
 import { relative } from "node:path";
 import type { FSWatcher } from "chokidar";
-import type { ScheduledTask } from "node-cron";
 import { openProgramAt, type ProgramContext } from "../config/context.js";
 import { livenessOf, machineId } from "../process/identity.js";
 import type { Facts } from "../watchdog/facts.js";
 import type { ProgramReport } from "../watchdog/tick.js";
 import { PassQueue } from "./queue.js";
 import { type JournalMark, journalChange, relevantPath } from "./relevance.js";
-import { cronOf } from "./schedule.js";
 
 export interface Libraries {
   chokidar: typeof import("chokidar");
-  cron: typeof import("node-cron");
 }
 
 /** File events within this long of each other run one pass (DESIGN §12: ~200 ms). */
@@ -46,10 +43,14 @@ export class ProgramWatch {
   private mark: JournalMark | null = null;
   /** The live processes the last pass saw (holder, or a start not yet claimed). */
   private watched: Identity[] = [];
+  /**
+   * The next slot of the program's interval (on the clock's multiples, as the timer's
+   * OnCalendar is): the once-a-second poll runs the scheduled pass when it comes. One
+   * scheduler for every interval, 90s and 7m included.
+   */
   private nextScheduled = 0;
+  private scheduledFor: number | null = null;
   private libs: Libraries | null = null;
-  /** The node-cron job running a full pass every interval, and the interval it was made for. */
-  private task: { job: ScheduledTask; interval: number } | null = null;
   /** An earlier wake-up a pass asked for (a pause's end, a `locked` retry). */
   private wakeAt: number | null = null;
   private polls = 0;
@@ -106,18 +107,12 @@ export class ProgramWatch {
     this.schedule();
   }
 
-  /** (Re)makes the node-cron job for the program's interval (it may have changed). */
+  /** A changed interval takes effect from its next slot. */
   private schedule(): void {
     const interval = this.program?.policy.interval ?? null;
-    if (this.task && this.task.interval === interval) return;
-    void this.task?.job.destroy();
-    this.task = null;
-    const expression = interval ? cronOf(interval) : null;
-    if (!interval || !expression || !this.libs) return;
-    const job = this.libs.cron.schedule(expression, () => this.queue.request("schedule"), {
-      name: `sheepdog-watch:${this.root}`,
-    });
-    this.task = { job, interval };
+    if (interval === this.scheduledFor) return;
+    this.scheduledFor = interval;
+    if (interval && this.nextScheduled !== 0) this.nextScheduled = nextSlot(Date.now(), interval);
   }
 
   private onFile(rel: string): void {
@@ -162,9 +157,8 @@ export class ProgramWatch {
       this.queue.request("a wait ended");
       return;
     }
-    // intervals no cron step can say (90s, 7m) are kept here instead
     const interval = this.program?.policy.interval;
-    if (interval && !this.task && now >= this.nextScheduled) this.queue.request("schedule");
+    if (interval && now >= this.nextScheduled) this.queue.request("schedule");
   }
 
   private async pass(trigger: string): Promise<void> {
@@ -185,8 +179,6 @@ export class ProgramWatch {
 
   /** Stops watching; resolves when a pass in progress has finished. */
   async close(): Promise<void> {
-    await this.task?.job.destroy();
-    this.task = null;
     if (this.debounce) clearTimeout(this.debounce);
     this.debounce = null;
     await this.watcher?.close();
@@ -212,7 +204,7 @@ function stillAlive(id: Identity, full: boolean): boolean {
   }
 }
 
-/** The next slot of a schedule every `interval` ms, on the clock's multiples (as cron is). */
+/** The next slot of a schedule every `interval` ms, on the clock's multiples (as OnCalendar is). */
 export function nextSlot(now: number, interval: number): number {
   return (Math.floor(now / interval) + 1) * interval;
 }

@@ -4,10 +4,9 @@ import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { wakeOf } from "../../src/watch/program-watch.js";
+import { nextSlot, wakeOf } from "../../src/watch/program-watch.js";
 import { PassQueue } from "../../src/watch/queue.js";
 import { journalChange, relevantPath } from "../../src/watch/relevance.js";
-import { cronOf } from "../../src/watch/schedule.js";
 import type { ProgramReport } from "../../src/watchdog/tick.js";
 
 describe("relevantPath", () => {
@@ -59,23 +58,16 @@ describe("journalChange: a pass's own events never count", () => {
   });
 });
 
-describe("cronOf", () => {
+describe("nextSlot: the one schedule, on the clock's multiples", () => {
+  const T = Date.parse("2026-12-02T03:00:00Z");
   it.each([
-    [1_000, "*/1 * * * * *"],
-    [2_000, "*/2 * * * * *"],
-    [30_000, "*/30 * * * * *"],
-    [7_000, null],
-    [90_000, null],
-    [60_000, "0 */1 * * * *"],
-    [300_000, "0 */5 * * * *"],
-    [420_000, null],
-    [3_600_000, "0 0 */1 * * *"],
-    [7_200_000, "0 0 */2 * * *"],
-    [18_000_000, null],
-    [86_400_000, "0 0 0 * * *"],
-    [500, null],
-  ])("%d ms → %s", (ms, expected) => {
-    expect(cronOf(ms)).toBe(expected);
+    [T, 300_000, T + 300_000],
+    [T + 1, 300_000, T + 300_000],
+    [T + 299_999, 300_000, T + 300_000],
+    [T + 10_000, 90_000, Math.ceil((T + 10_001) / 90_000) * 90_000],
+    [T + 10_000, 420_000, Math.ceil((T + 10_001) / 420_000) * 420_000],
+  ])("after %d every %d ms: %d", (now, interval, expected) => {
+    expect(nextSlot(now, interval)).toBe(expected);
   });
 });
 
