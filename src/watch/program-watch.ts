@@ -50,7 +50,6 @@ export class ProgramWatch {
    */
   private nextScheduled = 0;
   private scheduledFor: number | null = null;
-  private libs: Libraries | null = null;
   /** An earlier wake-up a pass asked for (a pause's end, a `locked` retry). */
   private wakeAt: number | null = null;
   private polls = 0;
@@ -71,7 +70,6 @@ export class ProgramWatch {
 
   /** Loads the config, starts watching files and runs the first pass. */
   async start(libs: Libraries): Promise<void> {
-    this.libs = libs;
     const { chokidar } = libs;
     this.load();
     this.mark = journalChange(this.stateDir(), null).mark;
