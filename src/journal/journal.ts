@@ -1,14 +1,6 @@
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { withMutex } from "../lock/dir-lock.js";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
 import { isErrno } from "../util/fs.js";
 import { appendLines, parseJsonl } from "../util/jsonl.js";
@@ -25,7 +17,6 @@ export interface JournalEvent {
 
 export const JOURNAL = "journal.jsonl";
 const ROTATED_KEPT = 5;
-const ROTATE_LOCK_STALE_MS = 60_000;
 
 function maxBytes(): number {
   const fromEnv = Number(process.env.SHEEPDOG_JOURNAL_MAX_BYTES);
@@ -115,21 +106,18 @@ function rotateIfLarge(stateDir: string, path: string): void {
     return;
   }
   if (size < maxBytes()) return;
-  const lock = join(stateDir, "journal.rotate.lock");
-  try {
-    mkdirSync(lock, { mode: 0o700 });
-  } catch {
-    // Another writer is rotating; appending to either file is fine. A lock left by a rotator
-    // that died would stop rotation for good, so an old one is removed (the next append rotates).
+  // One rotator at a time, under the one mutex mechanism (a holder that died is seen by its
+  // pid, not guessed from an age); a writer that finds it busy appends to either file.
+  withMutex(join(stateDir, "journal.rotate.lock"), () => {
+    // Another rotator may have just renamed it, before any appender made it again.
+    let now: number;
     try {
-      if (Date.now() - statSync(lock).mtimeMs > ROTATE_LOCK_STALE_MS) rmdirSync(lock);
-    } catch {
-      // gone meanwhile
+      now = statSync(path).size;
+    } catch (err) {
+      if (isErrno(err, "ENOENT")) return;
+      throw err;
     }
-    return;
-  }
-  try {
-    if (statSync(path).size < maxBytes()) return;
+    if (now < maxBytes()) return;
     // The file about to drop out of replay's view hands its newest event of each type forward.
     const leaving = readOne(join(stateDir, rotatedName(1)));
     const newest = new Map<string, JournalEvent>();
@@ -154,7 +142,5 @@ function rotateIfLarge(stateDir: string, path: string): void {
         closeSync(fd);
       }
     }
-  } finally {
-    rmdirSync(lock);
-  }
+  });
 }
