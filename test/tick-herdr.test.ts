@@ -1,13 +1,15 @@
 // The herdr launcher through real `sheepdog tick` processes, against the Herdr stand-in
-// (test/bin/herdr) in each of the ways real Herdr v0.8.2 makes a start hard: a new pane's shell
-// still busy, Claude's folder-trust dialog, a busy agent on the alternate screen, a prompt left
-// in the composer, a start that times out and clears the agent's name, a server that is down or
-// speaks another protocol.
+// (test/bin/herdr) in each of the ways real Herdr (0.8.2, and 0.9.3 where it differs or matters)
+// makes a start hard: a new pane's shell still busy, Claude's folder-trust dialog, a busy agent
+// on the alternate screen, a prompt left in the composer, a start that times out and clears the
+// agent's name, a server that is down or speaks another protocol (either side the older), prose
+// Herdr takes for a dialog, a manager that claims though its prompt was never seen.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, sheepdog, sheepdogAsync, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
+import { STANDIN_VERSIONS } from "./helpers/herdr-testbed.js";
 import { killGroup, standinLog, TEST_BIN } from "./helpers/launch.js";
 import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
 import {
@@ -35,22 +37,28 @@ interface Setup {
 
 /**
  * A herdr program whose agent (`claude` on PATH) is the fake manager with `flags`; the stand-in's
- * state and log are the test's own. `modes` are the stand-in's HERDR_STANDIN_* variables.
+ * state and log are the test's own. `modes` are the stand-in's HERDR_STANDIN_* variables. The
+ * manager claims once its prompt is in its transcript, as a manager claims because its prompt
+ * says so; `claimAtOnce` makes it claim as soon as it runs.
  */
 function herdrProgram(
   modes: Record<string, string> = {},
   herdr: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
   flags: string[] = ["--hang-after", "1000"],
+  claimAtOnce = false,
 ): Setup {
   const dir = tempDir();
   const seat = join(dir, "seat");
   const bin = join(dir, "bin");
   mkdirSync(bin, { recursive: true });
-  // Claude stands in as the fake manager: it claims with its own pid and saves.
+  // Claude stands in as the fake manager (exec'd: one pid): it claims with its own pid and saves.
+  const untilPrompted = claimAtOnce
+    ? ""
+    : `until grep -rqs '"type":"user"' "$CLAUDE_CONFIG_DIR/projects"; do sleep 0.1; done\n`;
   writeFileSync(
     join(bin, "claude"),
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE_MANAGER)} "$@"\n`,
+    `#!/bin/sh\n${untilPrompted}exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE_MANAGER)} "$@"\n`,
     { mode: 0o755 },
   );
   const p = tempProgram("catalog", {
@@ -71,6 +79,8 @@ function herdrProgram(
     HERDR_STANDIN_LOG: log,
     SHEEPDOG_HERDR_ARRIVAL_MS: "1500",
     SHEEPDOG_HERDR_START_MS: "5000",
+    // Herdr's 5 s prompt effect gate, shortened (its answers still say 5000 ms).
+    HERDR_STANDIN_EFFECT_MS: "300",
     ...modes,
   };
   cleanups.push(() => {
@@ -120,9 +130,72 @@ async function ntfy(): Promise<NtfyServer> {
   return server;
 }
 
+for (const version of STANDIN_VERSIONS) {
+  describe(`herdr through real ticks (the stand-in as Herdr ${version})`, () => {
+    const release = { HERDR_STANDIN_VERSION: version };
+
+    it("Claude's folder-trust dialog, not opted in: the start fails with the screen and the fix, and pages", async () => {
+      const server = await ntfy();
+      const s = herdrProgram(
+        { HERDR_STANDIN_TRUST_DIALOG: "1", ...release },
+        {},
+        {
+          page: { ntfy: { server: server.url, topic: "catalog" } },
+        },
+      );
+      const r = await tick(s.env);
+      expect(r.actions.join("\n")).toMatch(/^start failed: .*held at a dialog/m);
+      const [failed] = ofType(s.stateDir, "manager_start_failed");
+      expect(failed?.launcher).toBe("herdr");
+      expect(String(failed?.reason)).toContain(`run \`claude\` once in ${s.root}`);
+      expect(String(failed?.reason)).toContain("manager.herdr.accept_trust_dialog: true");
+      expect(String(failed?.screen)).toContain("Do you trust the files in this folder?");
+      expect(String(failed?.screen)).toContain("Enter to confirm · Esc to cancel");
+      expect(started(s)).toEqual([]);
+      // The dialog was read (visible screen), never answered; the pane it made is closed.
+      expect(calls(s, "agent send-keys")).toEqual([]);
+      expect(calls(s, "agent read").at(-1)?.argv).toContain("visible");
+      expect(calls(s, "pane close")).toHaveLength(1);
+      expect(existsSync(join(s.seat, ".claude.json"))).toBe(false);
+      expect(server.received.map((m) => m.title)).toEqual(["catalog: the manager did not start"]);
+      expect(server.received[0]?.message).toContain("Do you trust the files in this folder?");
+      expect(server.received[0]?.message).toContain(`run \`claude\` once in ${s.root}`);
+    });
+
+    it("Claude's folder-trust dialog with accept_trust_dialog: answered once, and the manager starts", async () => {
+      const s = herdrProgram(
+        { HERDR_STANDIN_TRUST_DIALOG: "1", ...release },
+        { accept_trust_dialog: true },
+      );
+      const r = await tick(s.env);
+      expect(r.decision).toBe("start");
+      expect(ofType(s.stateDir, "manager_start_failed")).toEqual([]);
+      expect(started(s)).toHaveLength(1);
+      expect(calls(s, "agent send-keys").map((c) => c.argv)).toEqual([
+        ["agent", "send-keys", "manager", "enter"],
+      ]);
+      // Claude recorded the folder as trusted; the prompt arrived once.
+      const trust = JSON.parse(readFileSync(join(s.seat, ".claude.json"), "utf8"));
+      expect(trust.projects[s.root].hasTrustDialogAccepted).toBe(true);
+      expect(userEntries(s)).toHaveLength(1);
+    });
+
+    it("a prompt left in the composer arrives once (Enter, never a second copy)", async () => {
+      const s = herdrProgram({ HERDR_STANDIN_COMPOSER: "1", ...release });
+      expect((await tick(s.env)).decision).toBe("start");
+      expect(started(s)).toHaveLength(1);
+      expect(calls(s, "agent prompt")).toHaveLength(1);
+      expect(calls(s, "agent send-keys").map((c) => c.argv.slice(3))).toEqual([["enter"]]);
+      const entries = userEntries(s);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toBe(calls(s, "agent prompt")[0]?.argv[3]);
+    });
+  });
+}
+
 describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
   it("a new pane's busy shell: agent start is retried until the shell is free, then succeeds", async () => {
-    const s = herdrProgram({ HERDR_STANDIN_SHELL_BUSY_MS: "1500" });
+    const s = herdrProgram({ HERDR_STANDIN_SHELL_BUSY_MS: "3000" });
     const r = await tick(s.env);
     expect(r.decision).toBe("start");
     const starts = calls(s, "agent start");
@@ -135,49 +208,6 @@ describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
     expect(isAlive(m?.pid as number, m?.start_time as string)).toBe(true);
     await waitFor("the agent to claim", () => ofType(s.stateDir, "claimed").length === 1);
     expect(ofType(s.stateDir, "claimed")[0]?.pid).toBe(m?.pid);
-  });
-
-  it("Claude's folder-trust dialog, not opted in: the start fails with the screen and the fix, and pages", async () => {
-    const server = await ntfy();
-    const s = herdrProgram(
-      { HERDR_STANDIN_TRUST_DIALOG: "1" },
-      {},
-      {
-        page: { ntfy: { server: server.url, topic: "catalog" } },
-      },
-    );
-    const r = await tick(s.env);
-    expect(r.actions.join("\n")).toMatch(/^start failed: .*held at a dialog/m);
-    const [failed] = ofType(s.stateDir, "manager_start_failed");
-    expect(failed?.launcher).toBe("herdr");
-    expect(String(failed?.reason)).toContain(`run \`claude\` once in ${s.root}`);
-    expect(String(failed?.reason)).toContain("manager.herdr.accept_trust_dialog: true");
-    expect(String(failed?.screen)).toContain("Do you trust the files in this folder?");
-    expect(String(failed?.screen)).toContain("Enter to confirm · Esc to cancel");
-    expect(started(s)).toEqual([]);
-    // The dialog was read (visible screen), never answered; the pane it made is closed.
-    expect(calls(s, "agent send-keys")).toEqual([]);
-    expect(calls(s, "agent read").at(-1)?.argv).toContain("visible");
-    expect(calls(s, "pane close")).toHaveLength(1);
-    expect(existsSync(join(s.seat, ".claude.json"))).toBe(false);
-    expect(server.received.map((m) => m.title)).toEqual(["catalog: the manager did not start"]);
-    expect(server.received[0]?.message).toContain("Do you trust the files in this folder?");
-    expect(server.received[0]?.message).toContain(`run \`claude\` once in ${s.root}`);
-  });
-
-  it("Claude's folder-trust dialog with accept_trust_dialog: answered once, and the manager starts", async () => {
-    const s = herdrProgram({ HERDR_STANDIN_TRUST_DIALOG: "1" }, { accept_trust_dialog: true });
-    const r = await tick(s.env);
-    expect(r.decision).toBe("start");
-    expect(ofType(s.stateDir, "manager_start_failed")).toEqual([]);
-    expect(started(s)).toHaveLength(1);
-    expect(calls(s, "agent send-keys").map((c) => c.argv)).toEqual([
-      ["agent", "send-keys", "manager", "enter"],
-    ]);
-    // Claude recorded the folder as trusted; the prompt arrived once.
-    const trust = JSON.parse(readFileSync(join(s.seat, ".claude.json"), "utf8"));
-    expect(trust.projects[s.root].hasTrustDialogAccepted).toBe(true);
-    expect(userEntries(s)).toHaveLength(1);
   });
 
   it("Herdr 0.8.0 (the start returns with the agent blocked): the dialog is still caught", async () => {
@@ -249,17 +279,6 @@ describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
     expect(isAlive(m?.pid as number, m?.start_time as string)).toBe(false);
   });
 
-  it("a prompt left in the composer arrives once (Enter, never a second copy)", async () => {
-    const s = herdrProgram({ HERDR_STANDIN_COMPOSER: "1" });
-    expect((await tick(s.env)).decision).toBe("start");
-    expect(started(s)).toHaveLength(1);
-    expect(calls(s, "agent prompt")).toHaveLength(1);
-    expect(calls(s, "agent send-keys").map((c) => c.argv.slice(3))).toEqual([["enter"]]);
-    const entries = userEntries(s);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toBe(calls(s, "agent prompt")[0]?.argv[3]);
-  });
-
   it("a reason with a newline reaches Herdr as one line", async () => {
     const s = herdrProgram();
     const holder = sleeper();
@@ -292,7 +311,11 @@ describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
 
   for (const [mode, env, fix] of [
     ["server_not_running", { HERDR_STANDIN_STATE: "" }, /server is not running: start it/],
-    ["protocol_mismatch", { HERDR_STANDIN_PROTOCOL: "19" }, /quit Herdr and run `herdr` again/],
+    [
+      "protocol_mismatch",
+      { HERDR_STANDIN_PROTOCOL: "19" },
+      /Herdr's running server \(protocol 19\) is older .*quit Herdr and start it again/,
+    ],
   ] as const) {
     it(`${mode}: a failed start that says what to run`, async () => {
       const s = herdrProgram(env);
@@ -302,4 +325,61 @@ describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
       expect(String(failed?.reason)).toMatch(fix);
     });
   }
+
+  it("a stale herdr earlier on PATH than Herdr 0.9.3's server: the page says to replace it, not to restart Herdr", async () => {
+    const server = await ntfy();
+    const s = herdrProgram(
+      { HERDR_STANDIN_PROTOCOL: "22" },
+      {},
+      { page: { ntfy: { server: server.url, topic: "catalog" } } },
+    );
+    await tick(s.env);
+    const [failed] = ofType(s.stateDir, "manager_start_failed");
+    const reason = String(failed?.reason);
+    expect(reason).toContain("client protocol 20 is older than server protocol 22");
+    expect(reason).toContain(`the herdr on PATH (${join(TEST_BIN, "herdr")}, protocol 20)`);
+    expect(reason).toContain("upgrade or replace that herdr");
+    expect(reason).not.toMatch(/quit Herdr|run `herdr` again/);
+    expect(server.received[0]?.message).toContain("upgrade or replace that herdr");
+    expect(server.received[0]?.message).not.toMatch(/quit Herdr/);
+  });
+});
+
+describe("herdr through real ticks: what a start must not count as a failure", () => {
+  for (const version of STANDIN_VERSIONS)
+    it(`a manager that claimed though its prompt was never seen is started, not failed, and keeps running (Herdr ${version})`, async () => {
+      // Before: the arrival check failed, the tick closed the pane of a manager that had claimed.
+      const s = herdrProgram(
+        { HERDR_STANDIN_DROP_PROMPTS: "3", HERDR_STANDIN_VERSION: version },
+        {},
+        {},
+        ["--hang-after", "1000"],
+        true,
+      );
+      const r = await tick(s.env);
+      expect(r.decision).toBe("start");
+      expect(ofType(s.stateDir, "manager_start_failed")).toEqual([]);
+      const [m] = started(s);
+      expect(m).toMatchObject({ launcher: "herdr", agent: "manager", pid: expect.any(Number) });
+      expect(ofType(s.stateDir, "claimed")[0]?.pid).toBe(m?.pid);
+      expect(calls(s, "pane close")).toEqual([]);
+      expect(isAlive(m?.pid as number, m?.start_time as string)).toBe(true);
+      // The next tick finds it holding the claim: nothing to do.
+      expect((await tick(s.env)).decision).toBe("ok");
+    });
+
+  it("Herdr 0.9.3 calls the new manager blocked from prose alone: it starts, nobody is paged", async () => {
+    const server = await ntfy();
+    const s = herdrProgram(
+      { HERDR_STANDIN_QUESTION_PROSE: "1", HERDR_STANDIN_VERSION: "0.9.3" },
+      {},
+      { page: { ntfy: { server: server.url, topic: "catalog" } } },
+    );
+    expect((await tick(s.env)).decision).toBe("start");
+    expect(ofType(s.stateDir, "manager_start_failed")).toEqual([]);
+    expect(started(s)).toHaveLength(1);
+    expect(userEntries(s)).toEqual([calls(s, "agent prompt")[0]?.argv[3]]);
+    await waitFor("the manager to claim", () => ofType(s.stateDir, "claimed").length === 1);
+    expect(server.received).toEqual([]);
+  });
 });

@@ -107,20 +107,30 @@ export function promptArrived(
   return false;
 }
 
-/** Polls `promptArrived` until it holds or `timeoutMs` has passed. */
-export async function waitForArrival(
-  seat: string,
-  cwd: string,
-  prompt: string,
-  sinceMs: number,
-  timeoutMs: number,
-  env: NodeJS.ProcessEnv = process.env,
-  pollMs = 250,
-): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+export interface ArrivalWait {
+  seat: string;
+  cwd: string;
+  prompt: string;
+  sinceMs: number;
+  timeoutMs: number;
+  /** Decides the transcript folder's name (`managerTranscriptEnv` of `manager.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Other proof that the prompt arrived, looked at on every poll (the manager's claim). */
+  otherwise?: () => boolean;
+  pollMs?: number;
+}
+
+/**
+ * Polls `promptArrived` (and `otherwise`) until one holds or `timeoutMs` has passed: which
+ * one held, or null.
+ */
+export async function waitForArrival(w: ArrivalWait): Promise<"transcript" | "otherwise" | null> {
+  const deadline = Date.now() + w.timeoutMs;
+  const pollMs = w.pollMs ?? 250;
   for (;;) {
-    if (promptArrived(seat, cwd, prompt, sinceMs, env)) return true;
-    if (Date.now() >= deadline) return false;
+    if (promptArrived(w.seat, w.cwd, w.prompt, w.sinceMs, w.env)) return "transcript";
+    if (w.otherwise?.()) return "otherwise";
+    if (Date.now() >= deadline) return null;
     await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(1, deadline - Date.now()))));
   }
 }

@@ -1,7 +1,8 @@
 // The parts of Herdr's answers the launcher reads, after Herdr's published API schema
 // (ogulcancelik/herdr@10974c822d607f03e20e9741ec027910f0c1f93a, protocol 20) and its source at
-// release v0.8.2 (herdrdev/herdr@1c76079f: `pane_process_info`, `agent_session`). Only the
-// fields we use are required; anything else Herdr adds passes through.
+// release v0.8.2 (herdrdev/herdr@1c76079f: `pane_process_info`, `agent_session`); 0.9's protocol
+// 22 added methods but changed none of these records. Only the fields we use are required;
+// anything else Herdr adds passes through.
 import * as z from "zod/mini";
 
 const id = () => z.string().check(z.minLength(1, { message: "a non-empty id" }));

@@ -48,6 +48,32 @@ export function isTrustDialog(screen: string | null): boolean {
   );
 }
 
+/** The screen below its last horizontal rule (Claude draws its dialogs there), else all of it. */
+function belowLastRule(screen: string): string {
+  const lines = screen.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--)
+    if (/^\s*─{10,}\s*$/.test(lines[i] as string)) return lines.slice(i + 1).join("\n");
+  return screen;
+}
+
+/**
+ * Whether the screen shows a dialog waiting for an answer, by the markers of the rules Herdr's
+ * Claude manifest marks `visible_blocker` (src/detect/manifests/claude.toml, herdrdev/herdr@
+ * 1c76079f: `live_blocked_form`, `dynamic_workflow_prompt`, the permission prompts). Herdr
+ * also reports `blocked` from prose alone ("Would you like to … yes": `legacy_no_prompt_blocker`,
+ * herdr #4064), which is no dialog. An unreadable screen cannot rule a dialog out.
+ */
+export function showsDialog(screen: string | null): boolean {
+  if (screen === null || isTrustDialog(screen)) return true;
+  const text = screen.toLowerCase();
+  const form = belowLastRule(text);
+  if (/esc to cancel/.test(form) && /enter to confirm|enter to select/.test(form)) return true;
+  if (/run a dynamic workflow\?/.test(text) && /esc to cancel/.test(text)) return true;
+  return (
+    /do you want to proceed\?/.test(text) && /^\s*❯?\s*(?:[1-3]\.\s*)?(?:yes|no)\b/m.test(text)
+  );
+}
+
 /** What a person does about a start held at a dialog. */
 export function dialogFix(screen: string | null, root: string): string {
   if (isTrustDialog(screen))

@@ -1,12 +1,19 @@
-// `herdr agent start` as real Herdr answers it (v0.8.0 and v0.8.2, protocol 20): a new pane's
-// shell may still be busy with its startup files (`agent_pane_busy`), and an agent held at a
-// dialog fails the start with `agent_not_ready` on 0.8.2 (on 0.8.0 the start returns with the
-// agent `blocked`). Then the pid, which AgentInfo does not carry, from `pane process-info`.
+// `herdr agent start` as real Herdr answers it (v0.8.0, v0.8.2, 0.9.x): a new pane's shell may
+// still be busy with its startup files (`agent_pane_busy`), and an agent Herdr sees `blocked`
+// fails the start with `agent_not_ready` from 0.8.2 on (on 0.8.0 the start returns with the
+// agent `blocked`). `blocked` is a hint: only a dialog on the screen holds the start. Then the
+// pid, which AgentInfo does not carry, from `pane process-info`.
 import { basename } from "node:path";
 import { identityOf } from "../process/identity.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type AgentInfo, results } from "./herdr-schema.js";
-import { dialogFix, isTrustDialog, screenTail, visibleScreen } from "./herdr-screen.js";
+import {
+  dialogFix,
+  isTrustDialog,
+  screenTail,
+  showsDialog,
+  visibleScreen,
+} from "./herdr-screen.js";
 import { StartFailed } from "./start-failed.js";
 
 export interface AgentStart {
@@ -67,12 +74,14 @@ async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
 }
 
 /**
- * A start held at a dialog: Claude's folder-trust dialog is answered (Enter: "Yes, proceed")
- * when the program opted in and the screen is exactly that dialog; anything else fails the
- * start with the screen and the fix.
+ * An agent Herdr calls `blocked`: Claude's folder-trust dialog is answered (Enter: "Yes,
+ * proceed") when the program opted in and the screen is exactly that dialog; any other dialog
+ * fails the start with the screen and the fix. False when the screen shows no dialog at all:
+ * Herdr said `blocked` from text alone (herdr #4064), and the agent takes input.
  */
-export async function passDialog(s: AgentStart, what: string): Promise<void> {
+export async function passDialog(s: AgentStart, what: string): Promise<boolean> {
   const screen = await visibleScreen(s.pane, s.env);
+  if (!showsDialog(screen)) return false;
   if (!(s.acceptTrustDialog && isTrustDialog(screen)))
     throw new StartFailed(
       `herdr: agent ${s.name} ${what} held at a dialog; ${dialogFix(screen, s.root)}`,
@@ -102,9 +111,10 @@ export async function passDialog(s: AgentStart, what: string): Promise<void> {
     },
     results.any,
   );
+  return true;
 }
 
-/** Starts the agent and gets it past a start-up dialog where allowed. */
+/** Starts the agent and gets it past a start-up dialog where allowed (no dialog: it is up). */
 export async function startAgent(s: AgentStart): Promise<void> {
   const ready = await startWhenShellIsFree(s);
   if (!ready) await passDialog(s, "started but is");

@@ -1,13 +1,16 @@
-// The herdr launcher (DESIGN §7): a fresh tab in the program's own Herdr workspace, an agent
-// started in it (past a busy shell and, where allowed, Claude's folder-trust dialog), the
-// one-line prompt sent and confirmed in the agent's transcript, and the agent's pid from the
-// pane's process info so it is stopped by exact pid like the other launchers' managers.
+// The herdr launcher (DESIGN §7), for Herdr 0.8.0 through 0.9.x: a fresh tab in the program's
+// own Herdr workspace, an agent started in it (past a busy shell and, where allowed, Claude's
+// folder-trust dialog), the one-line prompt sent and confirmed in the agent's transcript (or by
+// the manager's claim), and the agent's pid from the pane's process info so it is stopped by
+// exact pid like the other launchers' managers.
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure } from "../errors.js";
+import { which } from "../install/target.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv, projectDirOf } from "../usage/transcript.js";
 import { launchEnv, managerEnv } from "./env.js";
+import { managerClaimed } from "./herdr-claimed.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type Arrival, type PromptTiming, promptUntilArrived } from "./herdr-prompt.js";
 import { results } from "./herdr-schema.js";
@@ -72,13 +75,29 @@ async function closePane(pane: string, env: NodeJS.ProcessEnv): Promise<void> {
   }
 }
 
+/**
+ * The fix for `protocol_mismatch`, for the side Herdr's message names as the older
+ * (`mismatch_response`, src/cli/protocol_guard.rs): a stale `herdr` earlier on PATH is replaced,
+ * never the server restarted for it (that ends every pane's processes, herdr #3747); an old
+ * server is restarted.
+ */
+export function protocolFix(message: string, env: NodeJS.ProcessEnv): string {
+  const client = which("herdr", env.PATH) ?? "herdr";
+  const older = /client protocol (\d+) is older than server protocol (\d+)/.exec(message);
+  if (older)
+    return `; the herdr on PATH (${client}, protocol ${older[1]}) is older than Herdr's running server (protocol ${older[2]}), as when a stale copy comes earlier on PATH: upgrade or replace that herdr (\`which -a herdr\` lists every one); leave the server running, its panes are fine`;
+  const newer = /client protocol (\d+) is newer than server protocol (\d+)/.exec(message);
+  if (newer)
+    return `; Herdr's running server (protocol ${newer[2]}) is older than the herdr on PATH (${client}, protocol ${newer[1]}), as after \`herdr update\`: quit Herdr and start it again (\`herdr server stop\`, then \`herdr\`) so the server runs the new version; stopping it ends the processes in its panes`;
+  return `; Herdr's client (${client}) and its running server speak different protocols: compare \`herdr --version\` with \`herdr status\`, then replace the herdr on PATH if it is the older, or quit Herdr and start it again if the server is`;
+}
+
 /** What to run when Herdr itself is the problem: a stopped server, a half-done update. */
-function herdrFix(err: unknown): string {
+function herdrFix(err: unknown, env: NodeJS.ProcessEnv): string {
   if (!(err instanceof HerdrError)) return "";
   if (err.code === "server_not_running")
     return "; Herdr's server is not running: start it (run `herdr` in a terminal, or the command Herdr names above)";
-  if (err.code === "protocol_mismatch")
-    return "; Herdr's client and server differ (after `herdr update`?): quit Herdr and run `herdr` again so the server restarts on the new version";
+  if (err.code === "protocol_mismatch") return protocolFix(err.herdrMessage, env);
   return "";
 }
 
@@ -88,7 +107,7 @@ async function failedStart(err: unknown, pane: string | undefined, env: NodeJS.P
   const screen = pane ? await visibleScreen(pane, env) : null;
   const reason = err instanceof StartFailed ? err.reason : (err as Error).message;
   return new StartFailed(
-    `${oneLine(reason)}${herdrFix(err)}`,
+    `${oneLine(reason)}${herdrFix(err, env)}`,
     screen ? screenTail(screen) : undefined,
   );
 }
@@ -127,6 +146,23 @@ async function sessionTranscript(name: string, at: Arrival, root: string, env: N
   return undefined;
 }
 
+/**
+ * A start whose manager claimed is a success whatever else failed after its agent started (the
+ * arrival check, Herdr's answers): its pane is never closed. What it launched, or null.
+ */
+async function claimedAnyway(
+  launched: Launched & { pane: string; agent: string },
+  kind: string,
+  at: Arrival,
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Launched | null> {
+  const proc = await agentProcess(launched.pane, kind, env).catch(() => null);
+  if (!managerClaimed(at, proc)) return null;
+  const transcript = await sessionTranscript(launched.agent, at, root, env);
+  return { ...launched, ...(proc ?? {}), ...(transcript ? { transcript } : {}) };
+}
+
 export async function startHerdr(
   req: LaunchRequest,
   timing: HerdrTiming = defaultTiming(),
@@ -140,9 +176,18 @@ export async function startHerdr(
   // A terminal takes text as keystrokes: the reason and prompt arrive as one line.
   const reason = oneLine(req.reason);
   const prompt = oneLine(req.prompt);
+  // The transcript folder is named as the manager names it: its manager.env may rename it.
+  const at: Arrival = {
+    seat: seatOf(program.config),
+    sinceMs,
+    env: managerTranscriptEnv(program.config.manager.env),
+    stateDir: program.stateDir,
+  };
 
   let workspace: string | undefined;
   let pane: string | undefined;
+  /** Set once the agent runs: from then on a claim makes the start a success. */
+  let started: (Launched & { pane: string; agent: string }) | null = null;
   try {
     workspace = await ensureWorkspace(program.stateDir, s.workspace, root, env);
     const tab = await newTab(program, workspace, env);
@@ -168,25 +213,16 @@ export async function startHerdr(
       env,
     };
     await startAgent(start);
-    // The transcript folder is named as the manager names it: its manager.env may rename it.
-    const at: Arrival = {
-      seat: seatOf(program.config),
-      sinceMs,
-      env: managerTranscriptEnv(program.config.manager.env),
-    };
+    started = { launcher: "herdr", pane, window: tab.tab.tab_id, agent: name, workspace };
     await promptUntilArrived(start, prompt, at, timing);
     const proc = await agentProcess(pane, s.kind, env);
     const transcript = await sessionTranscript(name, at, root, env);
-    return {
-      launcher: "herdr",
-      pane,
-      window: tab.tab.tab_id,
-      agent: name,
-      workspace,
-      ...(proc ?? {}),
-      ...(transcript ? { transcript } : {}),
-    };
+    return { ...started, ...(proc ?? {}), ...(transcript ? { transcript } : {}) };
   } catch (err) {
+    if (started) {
+      const claimed = await claimedAnyway(started, s.kind, at, root, env);
+      if (claimed) return claimed;
+    }
     // A half-started manager must not linger: the pane this start made is closed.
     const failed = await failedStart(err, pane, env);
     if (pane) await closePane(pane, env).catch(() => {});
