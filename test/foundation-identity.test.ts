@@ -249,6 +249,7 @@ describe("the default manager is the nearest ancestor that is not a shell, wrapp
       expect(again.code).toBe(3); // another node process: not the holder
       expect(again.stderr).toMatch(new RegExp(`pid ${again.manager.pid} is not the holder`));
     },
+    120_000, // npm exec starts npm itself: slow on a loaded machine
   );
 
   it("a holder releases through its own shell", async () => {

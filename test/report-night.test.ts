@@ -143,7 +143,7 @@ async function scriptNight() {
   await sleep(5000);
   expect(await tick()).toBe("ok");
   // The seat reaches its limit: paused (pages); the manager saves, sees it and stops itself.
-  const resets = Math.floor(Date.now() / 1000) + 4;
+  const resets = Math.floor(Date.now() / 1000) + 10; // room for a slow statusline and tick
   const reading = { rate_limits: { five_hour: { used_percentage: 100, resets_at: resets } } };
   expect(sheepdog(["statusline"], { env, input: JSON.stringify(reading) }).code).toBe(0);
   await tickUntil("pause", 1);
