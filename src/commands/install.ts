@@ -2,12 +2,9 @@ import { openProgram } from "../config/context.js";
 import { UsageError } from "../errors.js";
 import { requireSchedulerTool, runPlan, schedulerArg } from "../install/args.js";
 import { installPlan } from "../install/install.js";
-import type { Target } from "../install/target.js";
+import { ALL_INTERVAL, type Target } from "../install/target.js";
 import { withWatcher } from "../install/watch-plan.js";
 import { parseCommandArgs } from "../util/args.js";
-
-/** The interval when --interval is not given: the program's own, or the default for --all. */
-const DEFAULT_INTERVAL = "5m";
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("install", argv);
@@ -25,7 +22,7 @@ export async function run(argv: string[]): Promise<number> {
     target = { kind: "program", name: program.name, root: program.root };
     interval ??= program.config.watchdog.interval;
   }
-  let plan = installPlan(scheduler, target, interval ?? DEFAULT_INTERVAL);
+  let plan = installPlan(scheduler, target, interval ?? ALL_INTERVAL);
   // --watch: the resident watcher too, beside the timer (which stays as its watchdog)
   if (values.watch) plan = withWatcher(scheduler, target, plan);
   return runPlan(scheduler, plan, {

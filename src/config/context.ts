@@ -1,7 +1,14 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { UsageError } from "../errors.js";
 import { checkStateDir, ensureStateDir } from "../state/dir.js";
-import { type ConfigInvalid, invalidOf, lastValidText, rememberValid } from "./last-valid.js";
+import {
+  type ConfigInvalid,
+  invalidOf,
+  LAST_VALID,
+  lastValidText,
+  rememberValid,
+} from "./last-valid.js";
 import { ConfigMissing, loadProgramText, type Program, programOf } from "./load.js";
 import { allProgramRoots, resolveProgramRoot } from "./resolve.js";
 
@@ -54,7 +61,7 @@ function onLastValid(root: string, err: UsageError): ProgramContext {
   if (text === null) throw err;
   let program: Program;
   try {
-    program = programOf(root, text, `${stateDir}/last-valid-program.json`);
+    program = programOf(root, text, join(stateDir, LAST_VALID));
   } catch {
     throw err; // the copy no longer loads either (an older version's schema): the real error
   }

@@ -6,6 +6,9 @@ import { hostStateDir } from "../usage/host-state.js";
 import { isPositiveDuration, parseDuration } from "../util/duration.js";
 import { expandHome } from "../util/fs.js";
 
+/** How often an `--all` timer ticks unless `--interval` says otherwise (one program's is its own). */
+export const ALL_INTERVAL = "5m";
+
 /** What one installed timer ticks: one program (by its root) or every program (`--all`). */
 export type Target = { kind: "program"; name: string; root: string } | { kind: "all" };
 

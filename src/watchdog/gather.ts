@@ -168,6 +168,7 @@ export async function gather(
   const override = unpauseOverride(state.unpausedByPerson);
   const limit = seatLimit(seat, program.policy.pauseAtPercent, now, process.env, [], override);
   const last = readLastTick(program.stateDir);
+  const lastCadence = cadenceMsOf(last);
   let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
   if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))
     heartbeat = holdersLastSave(events, claim) ?? heartbeat;
@@ -183,7 +184,7 @@ export async function gather(
       ? { config_invalid: { file: program.configInvalid.file, error: program.configInvalid.error } }
       : {}),
     ...(override !== undefined ? { unpaused_by_person_at: iso(override) } : {}),
-    ...(cadenceMsOf(last) !== undefined ? { last_tick_cadence_ms: cadenceMsOf(last) } : {}),
+    ...(lastCadence !== undefined ? { last_tick_cadence_ms: lastCadence } : {}),
     gaps: gapsOf(last),
     finished: state.finished
       ? { at: state.finished.at, note: text(state.finished.note) || null }

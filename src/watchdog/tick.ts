@@ -121,20 +121,7 @@ export async function tickProgram(
         actions = done.actions;
       }
       faultPoint("tick.before-last-tick");
-      writeJsonAtomic(join(program.stateDir, LAST_TICK), {
-        at: iso(now),
-        decision: d.decision,
-        reason: d.reason,
-        gaps: gapsToRecord(
-          facts.last_tick_at,
-          facts.gaps,
-          now,
-          program.policy,
-          cadenceOf(program.policy, facts),
-        ),
-        cadence_ms: program.policy.cadence,
-        facts,
-      });
+      writeLastTick(program, now, d.decision, d.reason, facts);
     } finally {
       lock.release();
     }
@@ -145,6 +132,34 @@ export async function tickProgram(
   } finally {
     current = null;
   }
+}
+
+/**
+ * Rewrites last-tick.json: the decision, this tick's cadence, and the gaps carried forward (a
+ * failed tick that gathered nothing carries the last file's, so rewriting `at` loses none).
+ */
+function writeLastTick(
+  program: ProgramContext,
+  now: number,
+  decision: string,
+  reason: string,
+  facts: Facts | null,
+): void {
+  const last = facts ? null : readLastTick(program.stateDir);
+  const seen = facts ?? {
+    last_tick_at: last?.at ?? null,
+    gaps: gapsOf(last),
+    last_tick_cadence_ms: cadenceMsOf(last),
+  };
+  const cadence = cadenceOf(program.policy, seen);
+  writeJsonAtomic(join(program.stateDir, LAST_TICK), {
+    at: iso(now),
+    decision,
+    reason,
+    gaps: gapsToRecord(seen.last_tick_at, seen.gaps, now, program.policy, cadence),
+    cadence_ms: program.policy.cadence,
+    facts,
+  });
 }
 
 /** Journals `tick_failed`, rewrites last-tick.json as best it can, pages, and throws TickFailed. */
@@ -158,20 +173,7 @@ async function failTick(
   const message = (err as Error)?.message ?? String(err);
   const failed = appendEvent(program.stateDir, { type: "tick_failed", error: message });
   try {
-    // The gaps are carried forward even by a failed tick: rewriting `at` must not lose them.
-    const last = facts ? null : readLastTick(program.stateDir);
-    const cadence = cadenceOf(program.policy, facts ?? { last_tick_cadence_ms: cadenceMsOf(last) });
-    const gaps = facts
-      ? gapsToRecord(facts.last_tick_at, facts.gaps, now, program.policy, cadence)
-      : gapsToRecord(last?.at ?? null, gapsOf(last), now, program.policy, cadence);
-    writeJsonAtomic(join(program.stateDir, LAST_TICK), {
-      at: iso(now),
-      decision: "tick_failed",
-      reason: message,
-      gaps,
-      cadence_ms: program.policy.cadence,
-      facts,
-    });
+    writeLastTick(program, now, "tick_failed", message, facts);
   } catch {
     // the journal already says it
   }
