@@ -404,29 +404,38 @@ describe("usage pauses through tick", () => {
     expect(isAlive(a.pid, a.start_time)).toBe(true);
   });
 
-  it("a live manager that did not stop for the pause is stopped when it ends: planned, and no stuck-manager page", async () => {
-    const p = program({ flags: ["--first-save-after", "3600"], watchdog: { stale_after: "3s" } });
+  it("after the pause a live manager has claim_grace from the reset to go on by itself; still silent after it, it is stopped as stuck", async () => {
+    const p = program({
+      flags: ["--first-save-after", "3600"],
+      watchdog: { stale_after: "3s", claim_grace: "4s" },
+    });
     const a = await firstManager(p);
+    // Silent past stale_after before the limit: the pause (rule 5) comes before rule 9.
+    await new Promise((r) => setTimeout(r, 3500));
     const resets = epoch() + 5;
     statusline(p, { five_hour: { pct: 100, resets } });
     expect((await tick(p.env)).report.decision).toBe("pause");
     await until(resets);
+    // Its silence inside the pause does not count, and the grace runs from the reset (DESIGN §6).
     const t = await tick(p.env);
-    expect(t.report.decision).toBe("restart_stuck");
+    expect(t.report.decision).toBe("ok");
+    const until_ = new Date(resets * 1000).toISOString();
+    expect(t.report.reason).toContain(`the usage pause ended at ${until_}`);
+    expect(t.report.reason).toMatch(/inside a usage pause is not counted.*to go on by itself/);
+    expect(isAlive(a.pid, a.start_time)).toBe(true);
+    expect(ofType(p.stateDir, "unpaused")).toHaveLength(1);
+    expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
+
+    await until(resets + 5);
+    const t2 = await tick(p.env);
+    expect(t2.report.decision).toBe("restart_stuck");
     expect(isAlive(a.pid, a.start_time)).toBe(false);
     const [stopped] = ofType(p.stateDir, "manager_stopped");
-    expect(stopped).toMatchObject({
-      pid: a.pid,
-      decision: "restart_stuck",
-      planned: true,
-      reason: expect.stringMatching(
-        /^stopped for the usage pause; pid \d+: no save since it claimed/,
-      ),
-    });
+    expect(stopped).toMatchObject({ pid: a.pid, decision: "restart_stuck" });
+    expect(stopped?.reason).toMatch(/no save since it claimed/);
     expect(String(stopped?.evidence)).toContain(join(p.stateDir, "evidence"));
+    // The first start after the pause is planned.
     expect(lastStart(p.stateDir).planned).toBe(true);
-    // The pause paged once; the expected stop pages nothing.
-    expect(server.received.map((r) => r.title)).toEqual(["catalog paused at a usage limit"]);
     await waitForClaimBy(p.stateDir, lastStart(p.stateDir).pid);
   });
 

@@ -5,9 +5,9 @@
 import { readFileSync, writeSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.js";
 import { seatFromEnv } from "../usage/host-state.js";
-import { recordRefusalReading } from "../usage/limit.js";
+import { refusalReadingOf } from "../usage/limit.js";
+import { appendReadings } from "../usage/readings.js";
 import { readStopFailure, refusalOfStopFailure } from "../usage/stop-failure.js";
-import { type Refusal, refusalAtEnd } from "../usage/transcript.js";
 
 /** `usage.pause_fallback`'s default: the hook belongs to no program, so it has no setting. */
 const FALLBACK_MS = 3600_000;
@@ -15,21 +15,6 @@ const FALLBACK_MS = 3600_000;
 function quiet(what: string, err: unknown): void {
   if (process.env.SHEEPDOG_DEBUG)
     process.stderr.write(`sheepdog hook stop-failure: ${what}: ${(err as Error).message}\n`);
-}
-
-/**
- * The refusal as the transcript has it, when its last entry is the same text: the watchdog
- * reads that entry too, and with the same entry time the seat records it once.
- */
-function asInTranscript(refusal: Refusal, transcript: string | null): Refusal {
-  if (!transcript) return refusal;
-  try {
-    const found = refusalAtEnd(transcript);
-    if (found?.at && found.text === refusal.text) return found;
-  } catch (err) {
-    quiet("reading the transcript", err);
-  }
-  return refusal;
 }
 
 function stopFailure(): number {
@@ -44,11 +29,12 @@ function stopFailure(): number {
   const now = Date.now();
   const found = stop ? refusalOfStopFailure(stop, now) : null;
   if (!stop || !found) return EXIT.ok;
+  // Recorded before anything else is read: `claude -p` kills its hooks when it exits
+  // (2.1.328), so a hook that first read the transcript could be gone before it wrote.
   try {
     const seat = seatFromEnv();
-    const refusal = asInTranscript(found, stop.transcript_path);
-    const reading = recordRefusalReading(seat, refusal, FALLBACK_MS, now);
-    writeSync(1, `sheepdog: usage limit on ${seat} recorded until ${reading.resets_at}\n`);
+    const [reading] = appendReadings(seat, [refusalReadingOf(found, FALLBACK_MS, now)], now);
+    writeSync(1, `sheepdog: usage limit on ${seat} recorded until ${reading?.resets_at}\n`);
   } catch (err) {
     quiet("recording the refusal", err);
   }

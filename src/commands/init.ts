@@ -21,7 +21,8 @@ export function initialConfig(name: string, launcher: LauncherKind): Record<stri
   // Without a terminal claude answers once and exits (DESIGN §7): the command launcher runs it in
   // print mode; an interactive manager wants the tmux or herdr launcher.
   if (launcher === "command") manager.command = ["claude", "-p", "{prompt}"];
-  if (launcher === "tmux") manager.tmux = { session: name, command: ["claude", "{prompt}"] };
+  if (launcher === "tmux")
+    manager.tmux = { session: name, command: ["claude", "{prompt}"], accept_trust_dialog: false };
   if (launcher === "herdr")
     manager.herdr = {
       workspace: name,

@@ -4,6 +4,7 @@ import { UsageError } from "../errors.js";
 import { parseDuration } from "../util/duration.js";
 import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
+import { isInteractiveClaude } from "./claude-argv.js";
 import { describeIssue } from "./issues.js";
 import { type ProgramConfig, programSchema } from "./schema.js";
 
@@ -114,7 +115,7 @@ function launcherProblems(config: ProgramConfig): string[] {
   // (A missing manager.command is allowed: a program that is only inspected needs none; check
   // warns, and a start without one is a failed start the crash-loop guard counts.)
   if (m.launcher === "command" && m.command) {
-    if (isBareClaude(m.command))
+    if (isInteractiveClaude(m.command))
       out.push(
         `manager.command: expected a command that runs without a terminal, got ${JSON.stringify(m.command)}: claude without -p/--print needs one (without it, it answers once and exits, which looks like a crash every time); use the tmux or herdr launcher`,
       );
@@ -125,13 +126,6 @@ function launcherProblems(config: ProgramConfig): string[] {
       `manager.tmux.session: expected a tmux session name without "." or ":", got ${JSON.stringify(session)}`,
     );
   return out;
-}
-
-/** `claude` (bare or a path ending in `/claude`) without `-p`/`--print` (DESIGN §7). */
-function isBareClaude(argv: readonly string[]): boolean {
-  const exe = argv[0] ?? "";
-  if (exe !== "claude" && !exe.endsWith("/claude")) return false;
-  return !argv.slice(1).some((a) => a === "-p" || a === "--print");
 }
 
 function expandPaths(config: ProgramConfig): ProgramConfig {

@@ -79,6 +79,8 @@ export const herdrSchema = z.strictObject({
 export const tmuxSchema = z.strictObject({
   session: z.optional(text()),
   command: z._default(argv(), ["claude", "{prompt}"]),
+  /** Answer Claude's folder-trust dialog (that one dialog only) when a start is held at it. */
+  accept_trust_dialog: z._default(z.boolean(), false),
 });
 
 const NAME_EXPECTED =

@@ -2,6 +2,7 @@
 // Herdr or tmux start (DESIGN §7). Read only: Claude's own files are never edited.
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { runsClaude } from "../config/claude-argv.js";
 import type { Program } from "../config/load.js";
 import { homeDir } from "../install/target.js";
 import { expandHome } from "../util/fs.js";
@@ -17,12 +18,12 @@ export function claudeJsonOf(program: Program, env = process.env): string {
   return dir ? join(resolve(expandHome(dir)), ".claude.json") : join(homeDir(env), ".claude.json");
 }
 
-/** Whether Claude's manager runs here (herdr kind claude, or a tmux command named claude). */
-function runsClaude(program: Program): boolean {
+/** The launcher that would meet Claude's dialog (herdr kind claude, or tmux running claude). */
+function claudeLauncher(program: Program): "herdr" | "tmux" | null {
   const m = program.config.manager;
-  if (m.launcher === "herdr") return (m.herdr?.kind ?? "claude") === "claude";
-  if (m.launcher === "tmux") return /(^|\/)claude$/.test(m.tmux?.command[0] ?? "claude");
-  return false;
+  if (m.launcher === "herdr" && (m.herdr?.kind ?? "claude") === "claude") return "herdr";
+  if (m.launcher === "tmux" && runsClaude(m.tmux?.command ?? ["claude"])) return "tmux";
+  return null;
 }
 
 /** The folder (root or an ancestor, which Claude's trust also covers) recorded as trusted. */
@@ -40,19 +41,20 @@ function trustedBy(file: string, root: string): string | null | "unreadable" {
 }
 
 export function trustCheck(program: Program): Check | null {
-  if (!runsClaude(program)) return null;
+  const launcher = claudeLauncher(program);
+  if (!launcher) return null;
   const file = claudeJsonOf(program);
   const root = program.root;
   const by = trustedBy(file, root);
   const base = { program: program.name, check: "claude-trust" };
   if (by && by !== "unreadable")
     return { ...base, status: "ok", detail: `${file}: ${by} is trusted`, fix: null };
-  const accepts = program.config.manager.herdr?.accept_trust_dialog === true;
+  const accepts = program.config.manager[launcher]?.accept_trust_dialog === true;
   const detail =
     by === "unreadable"
       ? `${file} cannot be read as JSON; Claude may show its folder-trust dialog in ${root}`
-      : `${file} does not record ${root} as trusted: Claude will show its folder-trust dialog there${accepts ? "; manager.herdr.accept_trust_dialog answers it" : ", and a start is held at it"}`;
+      : `${file} does not record ${root} as trusted: Claude will show its folder-trust dialog there${accepts ? `; manager.${launcher}.accept_trust_dialog answers it` : ", and a start is held at it"}`;
   const dir = program.config.manager.env.CLAUDE_CONFIG_DIR;
-  const fix = `run \`${dir ? `CLAUDE_CONFIG_DIR=${dir} ` : ""}claude\` once in ${root} and accept the dialog${program.config.manager.launcher === "herdr" ? ", or set manager.herdr.accept_trust_dialog: true" : ""}`;
+  const fix = `run \`${dir ? `CLAUDE_CONFIG_DIR=${dir} ` : ""}claude\` once in ${root} and accept the dialog, or set manager.${launcher}.accept_trust_dialog: true`;
   return { ...base, status: accepts ? "ok" : "warn", detail, fix: accepts ? null : fix };
 }

@@ -128,6 +128,15 @@ export interface History {
   last_failed_start: { at: string; launcher: string; reason: string } | null;
   /** The last managers that held the claim, oldest first (the last `keepManagers` at most). */
   managers: ManagerRecord[];
+  /** The last usage pauses, oldest first (the last 20 at most): their time counts against no manager. */
+  pauses: PauseSpan[];
+}
+
+/** A pause from its `paused` event to its end: `until`, or an earlier `unpaused` (a person's). */
+export interface PauseSpan {
+  from: string;
+  /** When it ended or ends: `until`, or the `unpaused` that came first. */
+  to: string;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
@@ -157,6 +166,7 @@ export function history(events: readonly JournalEvent[], keepManagers = 10): His
 }
 
 const MAX_UNPLANNED = 50;
+const MAX_PAUSES = 20;
 
 /** The replay's running state, one step per event type. */
 class Replay {
@@ -169,6 +179,7 @@ class Replay {
     unplanned_starts: [],
     last_failed_start: null,
     managers: [],
+    pauses: [],
   };
   /** The manager holding the claim as far as the journal says, if any. */
   private open: ManagerRecord | null = null;
@@ -210,8 +221,12 @@ class Replay {
         h.unplanned_starts = [];
         h.planned_next = "the first start after `sheepdog resume`";
         break;
+      case "paused":
+        this.paused(e);
+        break;
       case "unpaused":
         h.planned_next = "the first start after the pause ended";
+        this.unpaused(e);
         break;
       case "reopened":
         h.planned_next = "the first start after `sheepdog reopen`";
@@ -237,6 +252,21 @@ class Replay {
     h.hand_over_since_last_start = null;
     h.planned_next = null;
     if (!s.planned) this.unplanned(s.at);
+  }
+
+  /** A usage pause (one with a window; a person's `pause` names none: its manager may work). */
+  private paused(e: JournalEvent): void {
+    const until = str(e.until);
+    if (str(e.window) === null || until === null || Number.isNaN(Date.parse(until))) return;
+    this.h.pauses.push({ from: e.at, to: until });
+    if (this.h.pauses.length > MAX_PAUSES) this.h.pauses.shift();
+  }
+
+  /** A pause ended before its `until` (a person's unpause) ends there. */
+  private unpaused(e: JournalEvent): void {
+    const last = this.h.pauses.at(-1);
+    if (last && Date.parse(e.at) < Date.parse(last.to) && Date.parse(e.at) >= Date.parse(last.from))
+      last.to = e.at;
   }
 
   private startFailed(e: JournalEvent): void {

@@ -6,11 +6,12 @@
 // timeout may hide a prompt that arrived, `blocked` may come from prose with no dialog open
 // (#4064). The transcript, or the manager's claim, decides.
 import { iso } from "../util/time.js";
+import { screenTail } from "./claude-screen.js";
 import { projectDirOf, waitForArrival } from "./herdr-arrival.js";
 import { holdsClaim } from "./herdr-claimed.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { results } from "./herdr-schema.js";
-import { screenTail, visibleScreen } from "./herdr-screen.js";
+import { visibleScreen } from "./herdr-screen.js";
 import { type AgentStart, agentNow, passDialog } from "./herdr-start.js";
 import { StartFailed } from "./start-failed.js";
 

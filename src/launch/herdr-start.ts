@@ -5,15 +5,10 @@
 // pid, which AgentInfo does not carry, from `pane process-info`.
 import { basename } from "node:path";
 import { identityOf } from "../process/identity.js";
+import { dialogFix, isTrustDialog, screenTail, showsDialog, trustKey } from "./claude-screen.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type AgentInfo, results } from "./herdr-schema.js";
-import {
-  dialogFix,
-  isTrustDialog,
-  screenTail,
-  showsDialog,
-  visibleScreen,
-} from "./herdr-screen.js";
+import { visibleScreen } from "./herdr-screen.js";
 import { StartFailed } from "./start-failed.js";
 
 export interface AgentStart {
@@ -73,25 +68,40 @@ async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
   }
 }
 
+/** How many keys the trust dialog gets before the start fails with its screen. */
+const TRUST_KEYS_MAX = 8;
+/** The pause after an arrow key before the screen is read again (keys can be lost at first). */
+const KEY_SETTLE_MS = 300;
+
 /**
- * An agent Herdr calls `blocked`: Claude's folder-trust dialog is answered (Enter: "Yes,
- * proceed") when the program opted in and the screen is exactly that dialog; any other dialog
- * fails the start with the screen and the fix. False when the screen shows no dialog at all:
- * Herdr said `blocked` from text alone (herdr #4064), and the agent takes input.
+ * An agent Herdr calls `blocked`: Claude's folder-trust dialog is answered when the program
+ * opted in and the screen is exactly that dialog: the selection is moved to its "Yes" option
+ * (2.1.328 selects "No, exit" first), re-read after each key, then confirmed with Enter. Any
+ * other dialog fails the start with the screen and the fix. False when the screen shows no
+ * dialog at all: Herdr said `blocked` from text alone (herdr #4064), and the agent takes input.
  */
 export async function passDialog(s: AgentStart, what: string): Promise<boolean> {
-  const screen = await visibleScreen(s.pane, s.env);
+  let screen = await visibleScreen(s.pane, s.env);
   if (!showsDialog(screen)) return false;
-  if (!(s.acceptTrustDialog && isTrustDialog(screen)))
-    throw new StartFailed(
-      `herdr: agent ${s.name} ${what} held at a dialog; ${dialogFix(screen, s.root)}`,
+  const held = () =>
+    new StartFailed(
+      `herdr: agent ${s.name} ${what} held at a dialog; ${dialogFix(screen, s.root, "herdr")}`,
       screen ? screenTail(screen) : undefined,
     );
-  await herdrText({
-    command: `herdr agent send-keys ${s.name} enter`,
-    args: ["agent", "send-keys", s.name, "enter"],
-    env: s.env,
-  });
+  if (!(s.acceptTrustDialog && isTrustDialog(screen))) throw held();
+  for (let keys = 0; ; keys++) {
+    const key = trustKey(screen);
+    if (key === null || keys >= TRUST_KEYS_MAX) throw held();
+    await herdrText({
+      command: `herdr agent send-keys ${s.name} ${key}`,
+      args: ["agent", "send-keys", s.name, key],
+      env: s.env,
+    });
+    if (key === "enter") break;
+    await sleep(KEY_SETTLE_MS);
+    screen = await visibleScreen(s.pane, s.env);
+    if (!isTrustDialog(screen)) return true;
+  }
   await herdrJson(
     {
       command: `herdr agent wait ${s.name}`,

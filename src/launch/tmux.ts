@@ -1,9 +1,17 @@
 // The tmux launcher (DESIGN §7): a new window in a named session, running the configured argv.
+
+import { runsClaude } from "../config/claude-argv.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
+import { seatOf } from "../usage/seat.js";
+import { managerTranscriptEnv } from "../usage/transcript.js";
 import { launchEnv, managerEnv, secretVars } from "./env.js";
+import { promptArrived } from "./herdr-arrival.js";
+import { managerClaimed } from "./herdr-claimed.js";
+import { StartFailed } from "./start-failed.js";
+import { watchClaudeStart } from "./tmux-claude.js";
 import { transientScope } from "./transient.js";
 import {
   fillPlaceholders,
@@ -14,6 +22,11 @@ import {
 } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
+
+function envMs(name: string, fallback: number): number {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+}
 const DEFAULT_COMMAND = ["claude", "{prompt}"];
 
 /**
@@ -102,6 +115,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
   const { program } = req;
   const session = sessionOf(program);
   const argv = commandOf(req);
+  const sinceMs = Date.now();
   const unit = await ensureSession(program, session);
   const env = managerEnv(program);
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
@@ -133,7 +147,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
     );
   const [, pane, window, pidText] = m as unknown as [string, string, string, string];
   const pid = Number(pidText);
-  return {
+  const launched: Launched = {
     launcher: "tmux",
     pane,
     window: `${session}:${window}`,
@@ -141,6 +155,49 @@ async function start(req: LaunchRequest): Promise<Launched> {
     ...startedProcess(pid),
     ...(unit ? { unit } : {}),
   };
+  if (runsClaude(argv)) await pastClaudeDialogs(req, launched, sinceMs);
+  return launched;
+}
+
+/**
+ * Claude Code in the new window: watched until its prompt arrives (DESIGN §7). A start held
+ * at a dialog, or whose prompt never arrives, has its window closed and fails with the screen,
+ * unless its manager claimed meanwhile: then it is a success whatever the screen said.
+ */
+async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs: number) {
+  const { program } = req;
+  const pane = launched.pane as string;
+  const claim = { stateDir: program.stateDir, sinceMs };
+  const proc =
+    launched.pid !== undefined && launched.start_time !== undefined
+      ? { pid: launched.pid, start_time: launched.start_time }
+      : null;
+  const seat = seatOf(program.config);
+  const transcriptEnv = managerTranscriptEnv(program.config.manager.env);
+  const claimed = () => managerClaimed(claim, proc);
+  try {
+    await watchClaudeStart({
+      read: async () => {
+        const s = await tmux(["capture-pane", "-p", "-t", pane]);
+        return s.code === 0 ? s.stdout : null;
+      },
+      press: async (key) => {
+        const s = await tmux(["send-keys", "-t", pane, key]);
+        if (s.code !== 0) throw failure(`send-keys -t ${pane} ${key}`, s);
+      },
+      arrived: () =>
+        promptArrived(seat, program.root, req.prompt, sinceMs, transcriptEnv) || claimed(),
+      acceptTrustDialog: program.config.manager.tmux?.accept_trust_dialog === true,
+      root: program.root,
+      startMs: envMs("SHEEPDOG_TMUX_START_MS", 60_000),
+      arrivalMs: envMs("SHEEPDOG_TMUX_ARRIVAL_MS", 30_000),
+    });
+  } catch (err) {
+    if (claimed()) return;
+    // A half-started manager must not linger: the window this start made is closed.
+    await close(program, launched).catch(() => {});
+    throw err instanceof StartFailed ? err : new StartFailed((err as Error).message);
+  }
 }
 
 /**

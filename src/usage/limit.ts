@@ -147,7 +147,8 @@ export function newerThan(r: Reading, ms: number): boolean {
  * The 100 % reading a usage-limit refusal stands for: the window the text names (weekly →
  * seven_day, else five_hour) until the reset it names, or now + `fallbackMs`. Pure.
  */
-function readingOf(refusal: Refusal, fallbackMs: number, now: number): NewReading {
+/** The 100 % reading a refusal stands for (its reset, else `now + fallbackMs`). Pure. */
+export function refusalReadingOf(refusal: Refusal, fallbackMs: number, now: number): NewReading {
   const resetsMs = refusal.resets_at !== null ? refusal.resets_at * 1000 : now + fallbackMs;
   return {
     window: refusal.window ?? refusalWindow(refusal.text),
@@ -166,15 +167,26 @@ export function refusalReading(
   fallbackMs: number,
   now: number,
 ): Reading {
-  return { at: iso(now), seat, ...readingOf(refusal, fallbackMs, now) };
+  return { at: iso(now), seat, ...refusalReadingOf(refusal, fallbackMs, now) };
 }
 
-/** The reading already recorded for this refusal (same text and entry time), if any. */
+/**
+ * How far apart one refusal's times may be: the transcript entry's and the StopFailure hook's
+ * (the hook records at once with its own time, a moment after the entry is written).
+ */
+const SAME_REFUSAL_MS = 120_000;
+
+/** The reading already recorded for this refusal (same text, entry times within 2 min), if any. */
 export function recordedRefusal(readings: Reading[], refusal: Refusal): Reading | null {
   if (!refusal.at) return null;
+  const at = Date.parse(refusal.at);
   return (
     readings.find(
-      (r) => r.source === "refusal" && r.text === refusal.text && r.refusal_at === refusal.at,
+      (r) =>
+        r.source === "refusal" &&
+        r.text === refusal.text &&
+        typeof r.refusal_at === "string" &&
+        Math.abs(Date.parse(r.refusal_at) - at) <= SAME_REFUSAL_MS,
     ) ?? null
   );
 }
@@ -194,7 +206,7 @@ export function recordRefusalReading(
 ): Reading {
   const same = recordedRefusal(readReadings(seat, env), refusal);
   if (same) return same;
-  const reading = readingOf(refusal, fallbackMs, now);
+  const reading = refusalReadingOf(refusal, fallbackMs, now);
   const [written] = appendReadings(seat, [reading], now, env);
   return written ?? { at: iso(now), seat, ...reading };
 }

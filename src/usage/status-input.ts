@@ -69,6 +69,20 @@ function pick<T>(schema: z.ZodMiniType<T>, value: unknown): T | null {
   return r.success ? r.data : null;
 }
 
+/**
+ * The context the input reports (DESIGN §4): `current_usage`, unless that is null or all zeros
+ * (before the first call, and right after `/compact`: Claude Code 2.1.328 sends zeros there and
+ * `used_percentage` 0); then the used share of the window when that is above 0; else null (the
+ * statusline reads the transcript).
+ */
+function contextOfInput(cu: unknown, usedPct: number | null, size: number | null): number | null {
+  const tokens = cu ? contextOfUsage(cu as Usage) : null;
+  if (tokens !== null && tokens > 0) return tokens;
+  if (usedPct !== null && usedPct > 0 && size !== null && size > 0)
+    return Math.round((usedPct / 100) * size);
+  return null;
+}
+
 /** Reads whatever is usable out of the statusline input (any JSON value, or undefined). */
 export function readStatusInput(raw: unknown): StatusInput {
   const o =
@@ -95,12 +109,7 @@ export function readStatusInput(raw: unknown): StatusInput {
     transcript_path: pick(text, o.transcript_path),
     session_id: pick(text, o.session_id),
     cwd: pick(text, o.cwd) ?? pick(text, workspace.current_dir),
-    // DESIGN §4: current_usage; when that is null (after /compact), the used share of the window.
-    context_tokens: cu
-      ? contextOfUsage(cu as Usage)
-      : usedPct !== null && size !== null && size > 0
-        ? Math.round((usedPct / 100) * size)
-        : null,
+    context_tokens: contextOfInput(cu, usedPct, size),
     context_size: size !== null && size > 0 ? size : null,
     windows,
   };

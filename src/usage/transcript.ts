@@ -1,6 +1,14 @@
 // Reading a Claude Code transcript (JSONL) from its end (DESIGN §4): the cost must not grow
 // with the transcript's size, and a 20 MB tool result must never be parsed or held whole.
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { type BackLine, linesBackward } from "./backward.js";
 import { contextOfUsage, type Usage } from "./context-usage.js";
@@ -149,6 +157,15 @@ export function contextTokensOf(path: string): number | null {
   return null;
 }
 
+/** A path with its symlinks resolved; as given when it does not exist (any more). */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** Claude Code's cap on a project folder name before it cuts it and adds a hash. */
 const PROJECT_NAME_MAX = 200;
 
@@ -159,12 +176,13 @@ const PROJECT_NAME_MAX = 200;
  * (`h = (h << 5) - h + charCode | 0`). `CLAUDE_CODE_PROJECT_DIR_NAME` overrides the name.
  * The rule as read from Claude Code's cli.js v2.1.154 in heiervang-technologies/unleash PR #237
  * and Digital-Process-Tools/claude-remember issue #157 (a 262-character cwd → a 207-character
- * folder ending `--on930v`).
+ * folder ending `--on930v`). The cwd is its real path: Claude Code 2.1.328 names the folder
+ * of a cwd reached through a symlink after the folder it points at.
  */
 export function projectFolderName(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
   const override = env.CLAUDE_CODE_PROJECT_DIR_NAME;
   if (override && !/[/\\]/.test(override) && override !== "." && override !== "..") return override;
-  const path = resolve(cwd);
+  const path = realPath(resolve(cwd));
   const name = path.replace(/[^a-zA-Z0-9]/g, "-");
   if (name.length <= PROJECT_NAME_MAX) return name;
   let h = 0;

@@ -2,7 +2,7 @@ import type { Policy } from "../config/load.js";
 import { formatDuration } from "../util/duration.js";
 import type { Effect } from "./effects.js";
 import type { FactName, Facts } from "./facts.js";
-import { gapCredit, heartbeatAge, ms } from "./gaps.js";
+import { gapCredit, heartbeatAge, ms, pauseGraceEnd } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 
 export type { Effect } from "./effects.js";
@@ -69,8 +69,13 @@ export function isNeeds(d: Decision | NeedsFacts): d is NeedsFacts {
 
 const fmt = formatDuration;
 
-function gapNote(credit: number): string {
-  return credit > 0 ? ` (a ${fmt(credit)} gap in the watchdog's runs is not counted)` : "";
+function gapNote(credit: number, pauseCredit = 0): string {
+  const gap = credit - pauseCredit;
+  const notes = [
+    gap > 0 ? `a ${fmt(gap)} gap in the watchdog's runs` : "",
+    pauseCredit > 0 ? `${fmt(pauseCredit)} inside a usage pause` : "",
+  ].filter(Boolean);
+  return notes.length > 0 ? ` (${notes.join(" and ")} is not counted)` : "";
 }
 
 /**
@@ -271,7 +276,8 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
     };
   }
   if (claim.state !== "alive") return null;
-  const hb = heartbeatAge(facts, policy) ?? { age: 0, credit: 0, saved: false };
+  const hb = heartbeatAge(facts, policy) ?? { age: 0, credit: 0, pauseCredit: 0, saved: false };
+  const credited = gapNote(hb.credit, hb.pauseCredit);
   const ages = { heartbeat_age_ms: hb.age, gap_credit_ms: hb.credit };
   const what = hb.saved ? "last save" : "claimed without a save";
   // 7. Alive and fresh.
@@ -281,7 +287,7 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
     return {
       decision: "ok",
       rule: 7,
-      reason: `pid ${claim.pid}${unit} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${gapNote(hb.credit)}`,
+      reason: `pid ${claim.pid}${unit} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${credited}`,
       effects: [...ctx.pre],
       ...ages,
     };
@@ -289,6 +295,16 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   let stale = hb.saved
     ? `no save for ${fmt(hb.age)} (stale after ${fmt(policy.staleAfter)})`
     : `no save since it claimed ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})`;
+  // 7, after a pause: a live holder has claim_grace from the pause's end to go on by itself.
+  const grace = pauseGraceEnd(facts, policy);
+  if (grace)
+    return {
+      decision: "ok",
+      rule: 7,
+      reason: `pid ${claim.pid} alive, ${stale}${credited}, but the usage pause ended at ${grace.ended}: it has until ${new Date(grace.graceEnds).toISOString()} (claim_grace ${fmt(policy.claimGrace)}) to go on by itself`,
+      effects: [...ctx.pre],
+      ...ages,
+    };
   // 8. A merge is in flight: leave it alone.
   if (facts.unread?.includes("merge_lock")) return needs("merge_lock");
   const merging = mergeRule(ctx, claim.pid, stale);
@@ -302,7 +318,7 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   // A manager told at a pause to save and stop that did not: its stop is expected, not paged.
   const note = ctx.unpause
     ? {
-        reason: `stopped for ${facts.paused?.window ? "the usage pause" : "the pause"}; pid ${claim.pid}: ${stale}${gapNote(hb.credit)}`,
+        reason: `stopped for ${facts.paused?.window ? "the usage pause" : "the pause"}; pid ${claim.pid}: ${stale}${credited}`,
         planned: true as const,
       }
     : undefined;
@@ -310,7 +326,7 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   return {
     decision: "restart_stuck",
     rule: 9,
-    reason: `pid ${claim.pid}: ${stale}${gapNote(hb.credit)}`,
+    reason: `pid ${claim.pid}: ${stale}${credited}`,
     effects: [
       ...ctx.pre,
       { kind: "keep_evidence", pid },

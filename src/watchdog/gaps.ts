@@ -1,3 +1,4 @@
+import type { PauseSpan } from "../journal/replay.js";
 import type { DecidePolicy } from "./decide.js";
 import type { Facts, Gap } from "./facts.js";
 
@@ -59,24 +60,73 @@ function gapSpans(facts: Facts, cadence: number): Span[] {
 }
 
 /**
- * The sleep/clock-gap credit for an age measured from `since` (DESIGN §6): of every gap, the
- * excess over one cadence (`[from + cadence, to]`) that lies between `since` and now counts
- * against no manager. A gap stays credited on every later tick, not only the one that found it.
+ * The usage pauses the journal holds, oldest first, with the one this tick ends (`facts.paused`,
+ * whose `unpaused` this tick journals) when the history does not hold it yet.
+ */
+function usagePauses(facts: Facts): PauseSpan[] {
+  const out = [...(facts.history.pauses ?? [])];
+  const p = facts.paused;
+  if (p?.window && out.at(-1)?.from !== p.at) out.push({ from: p.at, to: p.until });
+  return out;
+}
+
+/**
+ * The spans that count against no manager (DESIGN §6): of every sleep/clock gap, the excess
+ * over one cadence (`[from + cadence, to]`); and every usage pause, from its `paused` to its
+ * end (the manager could make no request). Sorted and made disjoint.
+ */
+function creditedSpans(facts: Facts, cadence: number, pauses: boolean): Span[] {
+  const spans: Span[] = gapSpans(facts, cadence).map((g) => ({ from: g.from + cadence, to: g.to }));
+  if (pauses) for (const p of usagePauses(facts)) spans.push({ from: ms(p.from), to: ms(p.to) });
+  spans.sort((a, b) => a.from - b.from);
+  let covered = Number.NEGATIVE_INFINITY;
+  const out: Span[] = [];
+  for (const s of spans) {
+    if (Number.isNaN(s.from) || Number.isNaN(s.to)) continue;
+    const from = Math.max(s.from, covered);
+    if (s.to > from) out.push({ from, to: s.to });
+    covered = Math.max(covered, s.to);
+  }
+  return out;
+}
+
+/**
+ * The credit for an age measured from `since` (DESIGN §6): the part of every gap's excess and
+ * every usage pause that lies between `since` and now. A gap or pause stays credited on every
+ * later tick, not only the one that found it.
  */
 export function gapCredit(
   facts: Facts,
   policy: Pick<DecidePolicy, "cadence">,
   since: number,
+  pauses = true,
 ): number {
   const now = ms(facts.now);
-  const cadence = cadenceOf(policy, facts);
   let credit = 0;
-  for (const g of gapSpans(facts, cadence)) {
-    const lo = Math.max(g.from + cadence, since);
+  for (const g of creditedSpans(facts, cadenceOf(policy, facts), pauses)) {
+    const lo = Math.max(g.from, since);
     const hi = Math.min(g.to, now);
     if (hi > lo) credit += hi - lo;
   }
   return credit;
+}
+
+/**
+ * The end of the newest usage pause when it ended less than `claim_grace` ago (DESIGN §6): a
+ * live holder then has until `end + claim_grace` to go on by itself (Claude Code sends itself
+ * "…usage limit has reset. Continue…" 30–90 s after the reset) before rule 9 judges it.
+ */
+export function pauseGraceEnd(
+  facts: Facts,
+  policy: Pick<DecidePolicy, "claimGrace">,
+): { ended: string; graceEnds: number } | null {
+  const last = usagePauses(facts).at(-1);
+  if (!last) return null;
+  const now = ms(facts.now);
+  const end = Math.min(ms(last.to), now);
+  if (Number.isNaN(end) || ms(last.from) > now) return null;
+  const graceEnds = end + policy.claimGrace;
+  return now < graceEnds ? { ended: new Date(end).toISOString(), graceEnds } : null;
 }
 
 /**
@@ -122,13 +172,13 @@ export function isHoldersBeat(
 
 /**
  * Heartbeat age (DESIGN §6): now − the later of `claimed_at` and the heartbeat's `at` when the
- * heartbeat is the holder's own, less the gap credit for that span. Null when no holder has a
+ * heartbeat is the holder's own, less the credit for that span (gaps, and time inside pauses). Null when no holder has a
  * claim time.
  */
 export function heartbeatAge(
   facts: Facts,
   policy: Pick<DecidePolicy, "cadence">,
-): { age: number; credit: number; saved: boolean } | null {
+): { age: number; credit: number; pauseCredit: number; saved: boolean } | null {
   const claim = facts.claim;
   if (!("claimed_at" in claim)) return null;
   let since = ms(claim.claimed_at);
@@ -143,7 +193,9 @@ export function heartbeatAge(
   }
   if (Number.isNaN(since)) since = Number.NEGATIVE_INFINITY;
   const credit = gapCredit(facts, policy, since);
-  return { age: Math.max(0, ms(facts.now) - since - credit), credit, saved };
+  // The part of the credit that only the pauses give (a sleep inside a pause counts once).
+  const pauseCredit = credit - gapCredit(facts, policy, since, false);
+  return { age: Math.max(0, ms(facts.now) - since - credit), credit, pauseCredit, saved };
 }
 
 /** Whether the live holder's heartbeat is stale: what makes the merge lock worth reading. */

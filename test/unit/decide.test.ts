@@ -243,8 +243,8 @@ const cases: Case[] = [
     },
   },
   {
-    name: "4: a usage pause over, the holder alive but silent since before it: a planned restart, no crash-loop count",
-    effects: ["unpause", "keep_evidence", "stop:holder", "break_claim", "start"],
+    name: "4: a usage pause over, the holder alive and silent since before it: claim_grace from the reset to go on by itself",
+    effects: ["unpause"],
     events: threeCrashes,
     facts: {
       claim: alive(4, 9),
@@ -253,18 +253,110 @@ const cases: Case[] = [
       seat: { seat: "/s", limited: false, until: null, reason: "reset", window: null },
     },
     policy: { staleAfter: 5 * MIN },
+    // 9m since the claim, 8m of them paused: 1m of its own time.
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 1 * MIN, gap_credit_ms: 8 * MIN },
+    reason: /8m inside a usage pause is not counted/,
+  },
+  {
+    name: "4: the tick that ends a usage pause comes after claim_grace (the host slept through the reset): a planned stop, no crash-loop count",
+    effects: ["unpause", "keep_evidence", "stop:holder", "break_claim", "start"],
+    events: threeCrashes,
+    facts: {
+      claim: alive(4, 40),
+      heartbeat: null,
+      paused: { at: ago(30), until: ago(15), reason: "seat limited", window: "seven_day" },
+      seat: { seat: "/s", limited: false, until: null, reason: "reset", window: null },
+    },
+    policy: { staleAfter: 5 * MIN },
     want: {
       decision: "restart_stuck",
       stop_holder: true,
+      heartbeat_age_ms: 25 * MIN,
       stop_note: {
         reason: expect.stringMatching(
-          /^stopped for the usage pause; pid 4: no save since it claimed 9m ago/,
+          /^stopped for the usage pause; pid 4: no save since it claimed 25m ago/,
         ) as never,
         planned: true,
       },
       start: expect.objectContaining({ planned: true }) as never,
     },
     absent: ["stand_down"],
+  },
+  // Time inside a usage pause (DESIGN §6)
+  {
+    name: "7: time inside a usage pause is not counted against the holder",
+    effects: [],
+    events: [
+      ...HEALTHY,
+      ev(200, "paused", { until: ago(20), reason: "seat limited", window: "five_hour" }),
+      ev(20, "unpaused"),
+    ],
+    facts: { claim: alive(42, 300), heartbeat: beat(210, 42) },
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 30 * MIN, gap_credit_ms: 180 * MIN },
+    reason: /3h inside a usage pause is not counted/,
+  },
+  {
+    name: "7: after a usage pause, a holder stale by its own time has claim_grace from the reset",
+    effects: [],
+    events: [
+      ...HEALTHY,
+      ev(205, "paused", { until: ago(5), reason: "seat limited", window: "five_hour" }),
+      ev(5, "unpaused"),
+    ],
+    facts: { claim: alive(42, 300), heartbeat: beat(250, 42) },
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 50 * MIN },
+    reason: new RegExp(
+      `usage pause ended at ${ago(5)}: it has until ${ago(-5)} \\(claim_grace 10m\\) to go on by itself`,
+    ),
+  },
+  {
+    name: "9: claim_grace after the pause is over and the holder is still silent: stuck",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: [
+      ...HEALTHY,
+      ev(205, "paused", { until: ago(15), reason: "seat limited", window: "five_hour" }),
+      ev(15, "unpaused"),
+    ],
+    facts: { claim: alive(42, 300), heartbeat: beat(250, 42) },
+    want: { decision: "restart_stuck", heartbeat_age_ms: 60 * MIN, gap_credit_ms: 190 * MIN },
+    absent: ["stop_note"],
+  },
+  {
+    name: "9: a person's pause (no window) is no usage pause: its time counts",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: [
+      ...HEALTHY,
+      ev(200, "paused", { until: ago(20), reason: "by hand", window: null }),
+      ev(20, "unpaused"),
+    ],
+    facts: { claim: alive(42, 300), heartbeat: beat(210, 42) },
+    want: { decision: "restart_stuck", heartbeat_age_ms: 210 * MIN, gap_credit_ms: 0 },
+  },
+  {
+    name: "9: a person's unpause ends the usage pause where it was made",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: [
+      ...HEALTHY,
+      ev(200, "paused", { until: ago(-100), reason: "seat limited", window: "five_hour" }),
+      ev(100, "unpaused", { by: "person" }),
+    ],
+    facts: { claim: alive(42, 300), heartbeat: beat(210, 42) },
+    want: { decision: "restart_stuck", heartbeat_age_ms: 110 * MIN, gap_credit_ms: 100 * MIN },
+  },
+  {
+    name: "7: a sleep inside a usage pause is credited once",
+    effects: [],
+    events: [
+      ...HEALTHY,
+      ev(200, "paused", { until: ago(20), reason: "seat limited", window: "five_hour" }),
+      ev(20, "unpaused"),
+    ],
+    facts: {
+      claim: alive(42, 300),
+      heartbeat: beat(210, 42),
+      gaps: [{ from: ago(150), to: ago(60) }],
+    },
+    want: { decision: "ok", heartbeat_age_ms: 30 * MIN, gap_credit_ms: 180 * MIN },
   },
   {
     name: "4: pause over but the seat is still limited: unpause and pause again",
@@ -1356,9 +1448,10 @@ describe("decide (DESIGN §6, first match wins)", () => {
             want: { decision: "restart_stuck" },
             events: HEALTHY,
             facts: {
-              claim: alive(42, 60),
-              heartbeat: beat(50, 42),
-              paused: { at: ago(60), until: ago(1), reason, window },
+              claim: alive(42, 120),
+              heartbeat: beat(100, 42),
+              // Over 15m ago, so claim_grace after it is over too.
+              paused: { at: ago(60), until: ago(15), reason, window },
             },
           }),
           POLICY,

@@ -1,7 +1,7 @@
 // What the herdr launcher reads off a pane's screen and off Herdr's protocol_mismatch message.
 import { describe, expect, it } from "vitest";
+import { isTrustDialog, showsDialog } from "../../src/launch/claude-screen.js";
 import { protocolFix } from "../../src/launch/herdr.js";
-import { isTrustDialog, showsDialog } from "../../src/launch/herdr-screen.js";
 
 const RULE = "─".repeat(48);
 

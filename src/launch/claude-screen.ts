@@ -1,0 +1,93 @@
+// What Claude Code's screen says, for the launchers that read it (tmux's capture-pane, Herdr's
+// `agent read`): its folder-trust dialog and which option is selected, any other dialog, and
+// its input box. Screens as Claude Code 2.0 and 2.1.328 draw them
+// (test/fixtures/claude-2.1.328/screens/).
+
+/** The last `lines` non-blank lines of a screen, for a journal line or a page. */
+export function screenTail(screen: string, lines = 20): string {
+  const kept = screen
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== "");
+  return kept.slice(-lines).join("\n");
+}
+
+const TRUST_QUESTION =
+  /trust the files in this folder|project you created or one you trust|yes, i trust this folder/;
+/** The option that trusts the folder: "1. Yes, proceed" (≤ 2.0), "Yes, I trust this folder" (2.1). */
+const TRUST_YES = /^(?:\d\.\s*)?yes, (?:proceed|i trust this folder)\b/;
+
+/**
+ * Claude Code's folder-trust dialog: "Do you trust the files in this folder?" (≤ 2.0) or "Is
+ * this a project you created or one you trust?" (2.1), with "Enter to confirm · Esc to cancel"
+ * under it (Herdr's claude manifest at v0.8.2 marks that footer `blocked`).
+ */
+export function isTrustDialog(screen: string | null): boolean {
+  if (!screen) return false;
+  const text = screen.toLowerCase();
+  return /enter to confirm/.test(text) && TRUST_QUESTION.test(text);
+}
+
+/**
+ * The one key that moves the trust dialog towards trusting the folder: `enter` when its
+ * "Yes" option is selected, else `down` or `up` towards it. 2.1.328 selects "No, exit" first,
+ * so a lone Enter would end Claude Code; ≤ 2.0 selected "Yes, proceed". Null when the screen
+ * is not that dialog or shows no selected option (nothing is pressed blind).
+ */
+export function trustKey(screen: string | null): "enter" | "down" | "up" | null {
+  if (!screen || !isTrustDialog(screen)) return null;
+  const options = screen.split("\n").map((l) => l.trim().toLowerCase());
+  const yes = options.findIndex((l) => TRUST_YES.test(l.replace(/^❯\s*/, "")));
+  const selected = options.findIndex((l) => l.startsWith("❯"));
+  if (yes < 0 || selected < 0) return null;
+  if (selected === yes) return "enter";
+  return selected < yes ? "down" : "up";
+}
+
+/** The screen below its last horizontal rule (Claude draws its dialogs there), else all of it. */
+function belowLastRule(screen: string): string {
+  const lines = screen.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--)
+    if (/^\s*─{10,}\s*$/.test(lines[i] as string)) return lines.slice(i + 1).join("\n");
+  return screen;
+}
+
+/**
+ * Whether the screen shows a dialog waiting for an answer, by the markers of the rules Herdr's
+ * Claude manifest marks `visible_blocker` (src/detect/manifests/claude.toml, herdrdev/herdr@
+ * 1c76079f: `live_blocked_form`, `dynamic_workflow_prompt`, the permission prompts). Herdr
+ * also reports `blocked` from prose alone ("Would you like to … yes": `legacy_no_prompt_blocker`,
+ * herdr #4064), which is no dialog. An unreadable screen cannot rule a dialog out.
+ */
+export function showsDialog(screen: string | null): boolean {
+  if (screen === null || isTrustDialog(screen)) return true;
+  const text = screen.toLowerCase();
+  const form = belowLastRule(text);
+  if (/esc to cancel/.test(form) && /enter to confirm|enter to select/.test(form)) return true;
+  if (/run a dynamic workflow\?/.test(text) && /esc to cancel/.test(text)) return true;
+  return (
+    /do you want to proceed\?/.test(text) && /^\s*❯?\s*(?:[1-3]\.\s*)?(?:yes|no)\b/m.test(text)
+  );
+}
+
+/**
+ * Whether Claude Code's input box shows: a `❯` line right under a full-width rule, with no
+ * dialog on the screen (2.1.328 draws the box between two rules, its hints below).
+ */
+export function showsInputBox(screen: string | null): boolean {
+  if (!screen || showsDialog(screen)) return false;
+  const lines = screen.split("\n");
+  for (let i = 0; i + 1 < lines.length; i++)
+    if (/^\s*─{10,}\s*$/.test(lines[i] as string) && /^\s*❯/.test(lines[i + 1] as string))
+      return true;
+  return false;
+}
+
+/** What a person does about a start held at a dialog, under the launcher that met it. */
+export function dialogFix(screen: string | null, root: string, launcher: "herdr" | "tmux"): string {
+  if (isTrustDialog(screen))
+    return `Claude asks whether to trust ${root}: run \`claude\` once in ${root} and accept, or set manager.${launcher}.accept_trust_dialog: true in program.json`;
+  return launcher === "herdr"
+    ? "answer the dialog in Herdr (or fix what it asks about); the next tick starts a fresh manager"
+    : "answer the dialog in the tmux window (or fix what it asks about, as a pre-approved API key in the seat's .claude.json); the next tick starts a fresh manager";
+}
