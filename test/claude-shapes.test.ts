@@ -1,7 +1,14 @@
 // Claude Code's real shapes (test/fixtures/README.md; DESIGN §4, §5): compaction, nested cache
 // writes, the statusline after /compact, the refusal is / is-not lists, per-session readings,
 // project folder names. Pure readers first, then the built CLI on each fixture.
-import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { judgeReadings } from "../src/usage/limit.js";
@@ -193,6 +200,21 @@ describe("project folder names", () => {
       transcript: join(folder, "m.jsonl"),
       context_tokens: 9812,
     });
+  });
+
+  it("a cwd reached through a symlink: the folder is named after the real path, as Claude Code 2.1.328 names it", () => {
+    const home = tempDir();
+    const real = join(home, "real-root");
+    mkdirSync(real);
+    const link = join(home, "linked");
+    symlinkSync(real, link);
+    expect(projectFolderName(link, {})).toBe(projectFolderName(real, {}));
+    expect(projectFolderName(link, {})).toContain("real-root");
+    const seat = tempDir();
+    const dir = join(seat, "projects", projectFolderName(real, {}));
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(fixture("transcript-basic.jsonl"), join(dir, "s.jsonl"));
+    expect(findTranscript({ seat, cwd: link, env: {} })).toBe(join(dir, "s.jsonl"));
   });
 
   it("CLAUDE_CODE_PROJECT_DIR_NAME names the folder", () => {
