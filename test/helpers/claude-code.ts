@@ -1,0 +1,347 @@
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { FakeAnthropic } from "./fake-anthropic.js";
+
+// The real Claude Code CLI for tests: the pinned npm package in a cache folder (installed on
+// first use), and seats (config folders) that run it offline against the fake API.
+
+/** The version the tests pin; `CLAUDE_CODE_VERSION` overrides it (the capture script). */
+export const CLAUDE_CODE_VERSION = process.env.CLAUDE_CODE_VERSION || "2.1.328";
+
+export const CLAUDE_INSTALL = `npm install --prefix ~/.cache/sheepdog/claude-code-${CLAUDE_CODE_VERSION} @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`;
+
+function cacheRoot(): string {
+  return process.env.SHEEPDOG_TEST_CACHE || join(homedir(), ".cache", "sheepdog");
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function runs(bin: string): boolean {
+  try {
+    const out = execFileSync(bin, ["--version"], {
+      encoding: "utf8",
+      timeout: 30_000,
+      env: { PATH: process.env.PATH ?? "" },
+    });
+    return out.includes(CLAUDE_CODE_VERSION);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The path of the pinned `claude`, installing it on first use; `why` says what failed (null
+ * when it is there). Parallel test files share one install: the first takes `install.lock/`
+ * (naming its pid), the others wait for it; a lock whose maker is dead is taken over.
+ */
+export async function claudeBinary(): Promise<{ path: string | null; why: string | null }> {
+  const folder = join(cacheRoot(), `claude-code-${CLAUDE_CODE_VERSION}`);
+  const bin = join(folder, "node_modules", ".bin", "claude");
+  if (existsSync(bin) && runs(bin)) return { path: bin, why: null };
+  mkdirSync(folder, { recursive: true });
+  const lock = join(folder, "install.lock");
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, "pid"), String(process.pid));
+      break;
+    } catch {
+      let pid = 0;
+      try {
+        pid = Number(readFileSync(join(lock, "pid"), "utf8"));
+      } catch {}
+      // A lock without a pid yet is a maker between its two steps, unless it is old.
+      const old = (() => {
+        try {
+          return Date.now() - statSync(lock).mtimeMs > 60_000;
+        } catch {
+          return false;
+        }
+      })();
+      if ((pid && !alive(pid)) || (!pid && old)) rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline)
+        return { path: null, why: "another install held the lock for 10 minutes" };
+      else await sleep(500);
+      if (existsSync(bin) && runs(bin)) return { path: bin, why: null };
+    }
+  }
+  try {
+    if (existsSync(bin) && runs(bin)) return { path: bin, why: null };
+    try {
+      execFileSync(
+        "npm",
+        [
+          "install",
+          "--prefix",
+          folder,
+          "--no-audit",
+          "--no-fund",
+          `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`,
+        ],
+        { stdio: "pipe", timeout: 5 * 60_000 },
+      );
+    } catch (e) {
+      const err = e as { stderr?: Buffer; message: string };
+      const last = (err.stderr?.toString() || err.message).trim().split("\n").slice(-3).join(" / ");
+      return { path: null, why: `npm install failed: ${last}` };
+    }
+    return existsSync(bin) && runs(bin)
+      ? { path: bin, why: null }
+      : { path: null, why: `installed, but ${bin} does not run` };
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export type Auth = "api-key" | "oauth";
+
+export interface SeatOptions {
+  /** A fresh folder: the seat's home and config folder go inside it. */
+  dir: string;
+  auth: Auth;
+  /** Folders whose trust dialog counts as accepted (absent: the dialog shows). */
+  trusted?: string[];
+  /** settings.json of the seat: statusLine, hooks, permissions… */
+  settings?: Record<string, unknown>;
+  /** More keys for `.claude.json`. */
+  config?: Record<string, unknown>;
+}
+
+export interface Seat {
+  home: string;
+  configDir: string;
+  auth: Auth;
+  /** The secret the seat runs with (an API key or an OAuth token; any string does offline). */
+  secret: string;
+}
+
+/** The API key every seat uses; its last 20 characters are pre-approved in `.claude.json`. */
+const API_KEY = "sk-ant-api03-sheepdog-test-0000000000000000000000";
+
+/** Builds a seat: `.claude.json` past onboarding (and the custom-key dialog), settings.json. */
+export function makeSeat(o: SeatOptions): Seat {
+  const home = join(o.dir, "home");
+  const configDir = join(o.dir, "claude-config");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(configDir, { recursive: true });
+  const projects: Record<string, unknown> = {};
+  for (const f of o.trusted ?? []) projects[f] = { hasTrustDialogAccepted: true, allowedTools: [] };
+  const config = {
+    hasCompletedOnboarding: true,
+    numStartups: 1,
+    customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
+    projects,
+    ...(o.config ?? {}),
+  };
+  writeFileSync(join(configDir, ".claude.json"), `${JSON.stringify(config, null, 2)}\n`);
+  writeFileSync(join(configDir, "settings.json"), `${JSON.stringify(o.settings ?? {}, null, 2)}\n`);
+  const secret = o.auth === "api-key" ? API_KEY : "sk-ant-oat01-sheepdog-test-token";
+  return { home, configDir, auth: o.auth, secret };
+}
+
+/**
+ * The whole environment for the seat (use it as the child's env, like `env -i`): the fake API
+ * as base URL and as proxy (every CONNECT refused), no telemetry, no updater.
+ */
+export function claudeEnv(
+  seat: Seat,
+  api: FakeAnthropic,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: seat.home,
+    TERM: "xterm-256color",
+    LANG: "C.UTF-8",
+    CLAUDE_CONFIG_DIR: seat.configDir,
+    ANTHROPIC_BASE_URL: api.url,
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    HTTPS_PROXY: api.url,
+    HTTP_PROXY: api.url,
+    https_proxy: api.url,
+    http_proxy: api.url,
+    NO_PROXY: "127.0.0.1,localhost",
+    no_proxy: "127.0.0.1,localhost",
+    ...(seat.auth === "api-key"
+      ? { ANTHROPIC_API_KEY: seat.secret }
+      : { CLAUDE_CODE_OAUTH_TOKEN: seat.secret }),
+    ...extra,
+  };
+}
+
+/** Where Claude Code keeps the transcripts of sessions started in `cwd` (its real path). */
+export function projectFolder(seat: Seat, realCwd: string): string {
+  return join(seat.configDir, "projects", realCwd.replace(/[^a-zA-Z0-9]/g, "-"));
+}
+
+/** Polls `probe` every 100 ms until it gives a value (not null/false) or `timeoutMs` passes. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | null | false | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v !== null && v !== false && v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * A real interactive `claude` in a tmux window on a private socket (`tmux -L`), started with
+ * exactly `env` (like `env -i`). The pane is 200×50 so lines are not wrapped.
+ */
+export class ClaudeWindow {
+  private constructor(
+    readonly socket: string,
+    readonly target: string,
+  ) {}
+
+  static start(o: {
+    socket: string;
+    bin: string;
+    cwd: string;
+    env: Record<string, string>;
+    args?: string[];
+  }): ClaudeWindow {
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const envArgs = Object.entries(o.env).map(([k, v]) => q(`${k}=${v}`));
+    const cmd = `exec env -i ${envArgs.join(" ")} ${q(o.bin)} ${(o.args ?? []).map(q).join(" ")}`;
+    execFileSync("tmux", [
+      "-L",
+      o.socket,
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-s",
+      "claude",
+      "-x",
+      "200",
+      "-y",
+      "50",
+      "-c",
+      o.cwd,
+      cmd,
+    ]);
+    // Keep the pane after claude exits, so a test can read why it ended.
+    execFileSync("tmux", ["-L", o.socket, "set-option", "-g", "remain-on-exit", "on"]);
+    return new ClaudeWindow(o.socket, "claude:0.0");
+  }
+
+  tmux(...args: string[]): string {
+    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+  }
+
+  /** The pane's text as `capture-pane -p` shows it. */
+  screen(): string {
+    try {
+      return this.tmux("capture-pane", "-p", "-t", this.target);
+    } catch {
+      return "";
+    }
+  }
+
+  /** Waits until the screen matches `re`; the error shows the last screen. */
+  async waitForScreen(re: RegExp, timeoutMs = 30_000): Promise<string> {
+    try {
+      return await waitFor(
+        `screen ${re}`,
+        () => {
+          const s = this.screen();
+          return re.test(s) ? s : null;
+        },
+        timeoutMs,
+      );
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; the screen:\n${this.screen()}`);
+    }
+  }
+
+  /** Types `text` literally, then presses Enter. */
+  type(text: string): void {
+    this.tmux("send-keys", "-t", this.target, "-l", text);
+    this.tmux("send-keys", "-t", this.target, "Enter");
+  }
+
+  keys(...keys: string[]): void {
+    this.tmux("send-keys", "-t", this.target, ...keys);
+  }
+
+  /** The pid of the process in the pane (claude itself: the pane runs `exec env -i … claude`). */
+  pid(): number {
+    return Number(this.tmux("display-message", "-p", "-t", this.target, "#{pane_pid}").trim());
+  }
+
+  kill(): void {
+    try {
+      this.tmux("kill-server");
+    } catch {}
+  }
+}
+
+/** Runs `claude -p <prompt>` with stdin closed (an open stdin costs a 3 s wait for data). */
+export function claudePrint(
+  bin: string,
+  args: string[],
+  o: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd: o.cwd, env: o.env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), o.timeoutMs ?? 50_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Accepts the folder-trust dialog: Down (its default is "No, exit"), then Enter once the
+ * selection is seen on "Yes". Down is pressed again only if the first was lost (keys sent as
+ * the dialog draws are), never twice in a row unseen: a second Down could move past Yes.
+ */
+export async function acceptTrustDialog(w: ClaudeWindow): Promise<void> {
+  await w.waitForScreen(/Yes, I trust this folder/);
+  let pressed = 0;
+  await waitFor(
+    "the selection on Yes",
+    () => {
+      if (/❯\s+Yes, I trust this folder/.test(w.screen())) return true;
+      if (Date.now() - pressed > 2000) {
+        w.keys("Down");
+        pressed = Date.now();
+      }
+      return false;
+    },
+    20_000,
+  );
+  w.keys("Enter");
+}
