@@ -56,7 +56,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     });
     afterEach(() => {
       for (const w of windows.splice(0)) w.kill();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     });
 
     it("-p: runs the Bash tool the model asks for and records the model's usage exactly", async () => {

@@ -1,5 +1,13 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { FakeAnthropic } from "./fake-anthropic.js";
@@ -291,7 +299,11 @@ export class ClaudeWindow {
     return Number(this.tmux("display-message", "-p", "-t", this.target, "#{pane_pid}").trim());
   }
 
+  /** SIGKILLs claude (on SIGHUP it goes on writing its files for a while), then the server. */
   kill(): void {
+    try {
+      process.kill(this.pid(), "SIGKILL");
+    } catch {}
     try {
       this.tmux("kill-server");
     } catch {}
@@ -344,4 +356,34 @@ export async function acceptTrustDialog(w: ClaudeWindow): Promise<void> {
     20_000,
   );
   w.keys("Enter");
+}
+
+/**
+ * settings.json entries that record what Claude Code hands its statusline command and its
+ * hooks: each call writes its stdin to `<capDir>/<name>-<ns>.json` (the statusline prints
+ * "SL-OK", so a test can see it drawn).
+ */
+export function captureSettings(capDir: string, events: string[]): Record<string, unknown> {
+  const cmd = (name: string, then = "") =>
+    `sh -c 'cat > "$0/${name}-$(date +%s%N).json"${then}' ${capDir}`;
+  const hooks: Record<string, unknown> = {};
+  for (const e of events) hooks[e] = [{ hooks: [{ type: "command", command: cmd(e) }] }];
+  return { statusLine: { type: "command", command: cmd("statusline", "; echo SL-OK") }, hooks };
+}
+
+/** The captures in `capDir` named `name`, oldest first, parsed. */
+// biome-ignore lint/suspicious/noExplicitAny: hook payloads as written
+export function captured(capDir: string, name: string): { file: string; ns: bigint; data: any }[] {
+  return readdirSync(capDir)
+    .filter((f) => f.startsWith(`${name}-`) && f.endsWith(".json"))
+    .map((f) => ({ file: join(capDir, f), ns: BigInt(f.slice(name.length + 1, -5)) }))
+    .sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0))
+    .map((c) => {
+      const text = readFileSync(c.file, "utf8");
+      let data: unknown = null;
+      try {
+        data = JSON.parse(text);
+      } catch {}
+      return { ...c, data };
+    });
 }

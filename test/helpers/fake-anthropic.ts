@@ -79,8 +79,11 @@ export interface Rule {
 }
 
 /** A Bash tool call running `command`. */
-export function bash(command: string, extra: Omit<Partial<Reply>, "tool"> = {}): Reply {
-  return { tool: { name: "Bash", input: { command, description: "run it" } }, ...extra } as Reply;
+export function bash(
+  command: string,
+  extra: { text?: string; usage?: Partial<Usage>; headers?: Record<string, string> } = {},
+): Reply {
+  return { tool: { name: "Bash", input: { command, description: "run it" } }, ...extra };
 }
 
 /** The error bodies the real API sends. */
