@@ -50,7 +50,10 @@ const EVENTS = ["Stop", "StopFailure", "Notification", "SessionStart", "PreCompa
 const READY = /manual mode on/;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
-  for (const c of cleanups.splice(0)) await c();
+  // Every session is ended even if one cleanup fails.
+  const results = await Promise.allSettled(cleanups.splice(0).map((c) => c()));
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 });
 
 interface Session {
