@@ -178,6 +178,9 @@ async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs
   try {
     await watchClaudeStart({
       read: async () => {
+        // A pane kept after its process ended (remain-on-exit) still shows its last screen.
+        const dead = await tmux(["display-message", "-p", "-t", pane, "#{pane_dead}"]);
+        if (dead.code !== 0 || dead.stdout.trim() === "1") return null;
         const s = await tmux(["capture-pane", "-p", "-t", pane]);
         return s.code === 0 ? s.stdout : null;
       },

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach } from "vitest";
 import { livenessOf, machineId } from "../../src/process/identity.js";
-import { CLI, type RunResult, sheepdog, sleeper, tempProgram } from "./cli.js";
+import { CLI, type RunResult, sheepdog, sheepdogAsync, sleeper, tempProgram } from "./cli.js";
 
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
 
@@ -64,6 +64,24 @@ export function tick(
   args: string[] = [],
 ): RunResult & { report: TickProgram } {
   const r = sheepdog(["tick", "--json", ...args], { env });
+  let report: TickProgram;
+  try {
+    report = (JSON.parse(r.stdout) as { programs: TickProgram[] }).programs[0] as TickProgram;
+  } catch {
+    throw new Error(`tick --json printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
+  }
+  return { ...r, report };
+}
+
+/**
+ * `tick` without blocking the test's event loop: for tests whose servers (the fake Anthropic
+ * API, ntfy) live in the test process and must answer while the tick runs.
+ */
+export async function tickAsync(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): Promise<RunResult & { report: TickProgram }> {
+  const r = await sheepdogAsync(["tick", "--json", ...args], { env });
   let report: TickProgram;
   try {
     report = (JSON.parse(r.stdout) as { programs: TickProgram[] }).programs[0] as TickProgram;
