@@ -263,6 +263,12 @@ describe.concurrent(`capture from the real Claude Code ${CLAUDE_CODE_VERSION}`, 
       .catch(() => null);
     if (wait) write("screen-usage-limit-wait.txt", s.scrub(wait.trimEnd()));
     else log(`no "Usage limit reached" screen; the screen:\n${s.w.screen()}`);
+    // Claude Code writes its transcript in batches: wait for the refusal line itself.
+    await waitFor(
+      "the refusal in the transcript",
+      () => /usage_limit_reached/.test(s.transcript()),
+      30_000,
+    ).catch(() => log("no usage_limit_reached line in the transcript after 30 s"));
     write("transcript-usage-limit.jsonl", s.scrub(s.transcript()));
     log(
       `limit: ${s.api.mainTurns().length} main requests; reset ${new Date(reset * 1000).toISOString()}`,
