@@ -1,0 +1,151 @@
+// The real Claude Code (2.1.328) as the manager, end to end: real ticks start it under the tmux
+// launcher in a real tmux window, the fake model makes it claim, save and hand over through its
+// Bash tool, and the watchdog judges it from what it really wrote. The first start in an
+// untrusted folder (its trust dialog answered, or the start failed with its screen), a hand-over
+// to a real successor, and a `kill -9` of the real CLI.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { projectFolderName } from "../src/usage/transcript.js";
+import { CLAUDE_CODE_VERSION, CLAUDE_INSTALL, claudeBinary } from "./helpers/claude-code.js";
+import {
+  claudeProgram,
+  managerModel,
+  saveAnswers,
+  transcriptPrompts,
+} from "./helpers/claude-manager.js";
+import { useFakeAnthropic } from "./helpers/fake-anthropic.js";
+import { useNtfyServer } from "./helpers/ntfy-server.js";
+import { skipWithout } from "./helpers/tools.js";
+import { holder, isAlive, ofType, tickAsync, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
+
+const claude = await claudeBinary();
+
+interface Started {
+  at: string;
+  pid: number;
+  start_time: string;
+  pane?: string;
+  reason: string;
+  planned: boolean;
+  /** When the launch began (the start is journaled once the launcher returns). */
+  launch_began?: string;
+}
+const starts = (stateDir: string) => ofType(stateDir, "manager_started") as unknown as Started[];
+const ms = (iso: unknown) => Date.parse(String(iso));
+/** Timings the closing notes quote, printed once per test. */
+const timing = (what: string, fromIso: unknown, toIso: unknown) =>
+  process.stderr.write(`claude-manager timing: ${what}: ${ms(toIso) - ms(fromIso)} ms\n`);
+
+describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
+  `the real Claude Code ${CLAUDE_CODE_VERSION} as the manager (tmux launcher)`,
+  () => {
+    const api = useFakeAnthropic();
+    const ntfy = useNtfyServer();
+    const bin = claude.path as string;
+
+    it("a first start in an untrusted folder with accept_trust_dialog: the dialog is answered, it claims, and save's context is the model's usage", async () => {
+      api.reset();
+      api.script(...managerModel({ tokens: 14_404 }));
+      const p = claudeProgram(bin, api, { trusted: false, accept: true });
+      const t = await tickAsync(p.env);
+      expect(t.code, t.stderr).toBe(0);
+      expect(t.report.decision).toBe("start");
+      const [s] = starts(p.stateDir);
+      expect(s).toMatchObject({ launcher: "tmux", planned: true });
+      await waitForClaimBy(p.stateDir, s?.pid as number);
+      // The claim is the real CLI's own (the pane's process), not its shell's.
+      expect(holder(p.stateDir)?.pid).toBe(s?.pid);
+      const claude = JSON.parse(readFileSync(join(p.seat.configDir, ".claude.json"), "utf8"));
+      expect(claude.projects[p.root]?.hasTrustDialogAccepted).toBe(true);
+      const [saved] = await waitFor("the manager's save", () => {
+        const a = saveAnswers(api);
+        return a.length > 0 ? a : null;
+      });
+      expect(saved).toMatchObject({ program: "catalog", context_tokens: 14_404, hand_over: false });
+      expect(String(saved?.transcript)).toContain(projectFolderName(p.root, {}));
+      const claimed = ofType(p.stateDir, "claimed")[0];
+      timing("start to claim (trust dialog answered)", s?.launch_began ?? s?.at, claimed?.at);
+      // Its own save keeps it fresh.
+      const again = await tickAsync(p.env);
+      expect(again.report.decision).toBe("ok");
+    });
+
+    it("without accept_trust_dialog the start fails with the dialog's screen and one page; nothing is pressed", async () => {
+      api.reset();
+      api.script(...managerModel());
+      ntfy.received.length = 0;
+      const p = claudeProgram(bin, api, {
+        trusted: false,
+        accept: false,
+        page: { ntfy: { server: ntfy.url, topic: "catalog" } },
+      });
+      const t = await tickAsync(p.env);
+      expect(t.code, t.stderr).toBe(0);
+      const [failed] = ofType(p.stateDir, "manager_start_failed");
+      expect(failed).toMatchObject({ launcher: "tmux" });
+      expect(String(failed?.reason)).toMatch(/folder-trust dialog/);
+      expect(String(failed?.reason)).toContain("manager.tmux.accept_trust_dialog: true");
+      expect(String(failed?.screen)).toMatch(/❯\s+No, exit/);
+      expect(String(failed?.screen)).toContain("Yes, I trust this folder");
+      await waitFor("the page", () => ntfy.received.length > 0);
+      expect(ntfy.received).toHaveLength(1);
+      expect(ntfy.received[0]?.message).toContain("Yes, I trust this folder");
+      // The window was closed, and no Claude session began: the folder is still untrusted.
+      const panes = p.tmux("list-panes", "-s", "-t", "=catalog", "-F", "#{pane_current_command}");
+      expect(panes.out.trim().split("\n")).toEqual([expect.not.stringMatching(/claude/)]);
+      const claude = JSON.parse(readFileSync(join(p.seat.configDir, ".claude.json"), "utf8"));
+      expect(claude.projects?.[p.root]?.hasTrustDialogAccepted).not.toBe(true);
+      expect(api.mainTurns()).toHaveLength(0);
+    });
+
+    it("a hand-over: the successor starts with the one-line prompt, its arrival is in the new transcript, and it claims", async () => {
+      api.reset();
+      api.script(...managerModel({ tokens: 160_004, handOvers: 1 }));
+      const p = claudeProgram(bin, api);
+      expect((await tickAsync(p.env)).report.decision).toBe("start");
+      const [a] = starts(p.stateDir);
+      await waitFor("the hand-over", () => ofType(p.stateDir, "hand_over").length > 0, 60_000);
+      const [hand] = ofType(p.stateDir, "hand_over");
+      expect(hand).toMatchObject({ pid: a?.pid, context_tokens: 160_004, note: "context full" });
+
+      const t = await tickAsync(p.env);
+      expect(t.report.decision).toBe("start_after_hand_over");
+      const b = starts(p.stateDir)[1] as Started;
+      expect(b.planned).toBe(true);
+      expect(b.pid).not.toBe(a?.pid);
+      // The manager that handed over is stopped by exact pid before its successor starts.
+      expect(isAlive(a?.pid as number, a?.start_time as string)).toBe(false);
+      // The tick returned once the prompt had arrived: it is in a transcript of the seat.
+      const folder = join(p.seat.configDir, "projects", projectFolderName(p.root, {}));
+      const prompts = transcriptPrompts(folder);
+      expect(prompts).toHaveLength(2);
+      expect(b.reason).toMatch(/handed over/);
+      const successor = prompts.filter((t) => t.includes(b.reason));
+      expect(successor).toHaveLength(1);
+      expect(successor[0]).toContain(`Read ${p.root}/MANAGER-PROMPT.md and follow it.`);
+      await waitForClaimBy(p.stateDir, b.pid);
+      const claimed = ofType(p.stateDir, "claimed")[1];
+      timing("hand-over to the successor's claim", hand?.at, claimed?.at);
+      timing("successor's start to its claim", b.launch_began ?? b.at, claimed?.at);
+    });
+
+    it("kill -9 of the real CLI: the next tick replaces it, and the new one claims", async () => {
+      api.reset();
+      api.script(...managerModel());
+      const p = claudeProgram(bin, api);
+      expect((await tickAsync(p.env)).report.decision).toBe("start");
+      const [a] = starts(p.stateDir);
+      await waitForClaimBy(p.stateDir, a?.pid as number);
+      const killedAt = new Date().toISOString();
+      process.kill(a?.pid as number, "SIGKILL");
+      await waitFor("the kill", () => !isAlive(a?.pid as number, a?.start_time as string));
+      const t = await tickAsync(p.env);
+      expect(t.report.decision).toBe("restart_dead");
+      const b = starts(p.stateDir)[1] as Started;
+      expect(b.planned).toBe(false);
+      await waitForClaimBy(p.stateDir, b.pid);
+      timing("kill -9 to the new claim", killedAt, ofType(p.stateDir, "claimed")[1]?.at);
+    });
+  },
+);
