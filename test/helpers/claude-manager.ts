@@ -10,7 +10,7 @@ import { claudeEnv, makeSeat, type Seat } from "./claude-code.js";
 import { tempDir, tempProgram } from "./cli.js";
 import { bash, type FakeAnthropic, type Rule, type Turn, type Usage } from "./fake-anthropic.js";
 import { standIns } from "./standins.js";
-import { events, isAlive } from "./watchdog.js";
+import { events, isAlive, waitFor } from "./watchdog.js";
 
 export interface ClaudeProgram {
   root: string;
@@ -204,4 +204,20 @@ export function transcriptPrompts(folder: string): string[] {
       } catch {}
     }
   return out;
+}
+
+/**
+ * Types a line into a Claude pane as a person would: once the input box is drawn, the text
+ * literally, then Enter once the text shows in the box (2.1.328 loses keys sent too early).
+ */
+export async function typeInto(p: ClaudeProgram, pane: string, text: string): Promise<void> {
+  const screen = () => p.tmux("capture-pane", "-p", "-t", pane).out;
+  await waitFor("the input box", () => /manual mode on/.test(screen()), 30_000);
+  p.tmux("send-keys", "-t", pane, "-l", text);
+  await waitFor(
+    `"${text}" in the input box`,
+    () => screen().includes(`❯ ${text}`) || screen().includes(`❯\u00a0${text}`),
+    10_000,
+  );
+  p.tmux("send-keys", "-t", pane, "Enter");
 }
