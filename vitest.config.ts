@@ -12,7 +12,10 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // 2-core machine that was 58 of a bare start's 138 ms of CPU, paid by each of the suite's ~3,300
 // node processes (the CLI, the stand-ins, the fake managers). Nothing the tests start speaks TLS
 // (ntfy's stand-in is plain HTTP on 127.0.0.1, npm installs --offline), so the tests' processes
-// start without it.
+// start without it. The one install that reaches a registry (the real Claude Code, on first use)
+// gets it back from SHEEPDOG_TEST_CA_CERTS.
+if (process.env.NODE_EXTRA_CA_CERTS)
+  process.env.SHEEPDOG_TEST_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
 delete process.env.NODE_EXTRA_CA_CERTS;
 
 const workers =
@@ -25,8 +28,10 @@ const workers =
  * has no such cache.
  */
 const LONG_FIRST = [
+  "claude-manager-limits.test.ts",
   "systemd-real.test.ts",
   "faults-kill-watchdog.test.ts",
+  "claude-manager.test.ts",
   "faults-kill-manager.test.ts",
   "faults-kill-locks.test.ts",
   "launch-herdr.test.ts",

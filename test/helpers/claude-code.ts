@@ -100,7 +100,14 @@ export async function claudeBinary(): Promise<{ path: string | null; why: string
           "--no-fund",
           `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`,
         ],
-        { stdio: "pipe", timeout: 5 * 60_000 },
+        {
+          stdio: "pipe",
+          timeout: 5 * 60_000,
+          // The registry is reached over TLS: the CA bundle vitest.config.ts set aside.
+          env: process.env.SHEEPDOG_TEST_CA_CERTS
+            ? { ...process.env, NODE_EXTRA_CA_CERTS: process.env.SHEEPDOG_TEST_CA_CERTS }
+            : process.env,
+        },
       );
     } catch (e) {
       const err = e as { stderr?: Buffer; message: string };
