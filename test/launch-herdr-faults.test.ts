@@ -95,7 +95,7 @@ for (const version of STANDIN_VERSIONS) {
       process.env.HERDR_STANDIN_TRUST_DIALOG = "1";
       const err = await failure(startHerdr(requestFor(t.program()), FAST));
       expect(err.reason).toMatch(/agent manager started but is held at a dialog; Claude asks/);
-      expect(err.screen).toContain("Do you trust the files in this folder?");
+      expect(err.screen).toContain("Is this a project you created or one you trust?");
       expect(t.calls("agent prompt")).toEqual([]);
       expect(t.calls("pane send-text")).toEqual([]);
     });

@@ -149,7 +149,7 @@ for (const version of STANDIN_VERSIONS) {
       expect(failed?.launcher).toBe("herdr");
       expect(String(failed?.reason)).toContain(`run \`claude\` once in ${s.root}`);
       expect(String(failed?.reason)).toContain("manager.herdr.accept_trust_dialog: true");
-      expect(String(failed?.screen)).toContain("Do you trust the files in this folder?");
+      expect(String(failed?.screen)).toContain("Is this a project you created or one you trust?");
       expect(String(failed?.screen)).toContain("Enter to confirm · Esc to cancel");
       expect(started(s)).toEqual([]);
       // The dialog was read (visible screen), never answered; the pane it made is closed.
@@ -158,7 +158,9 @@ for (const version of STANDIN_VERSIONS) {
       expect(calls(s, "pane close")).toHaveLength(1);
       expect(existsSync(join(s.seat, ".claude.json"))).toBe(false);
       expect(server.received.map((m) => m.title)).toEqual(["catalog: the manager did not start"]);
-      expect(server.received[0]?.message).toContain("Do you trust the files in this folder?");
+      expect(server.received[0]?.message).toContain(
+        "Is this a project you created or one you trust?",
+      );
       expect(server.received[0]?.message).toContain(`run \`claude\` once in ${s.root}`);
     });
 
@@ -171,13 +173,26 @@ for (const version of STANDIN_VERSIONS) {
       expect(r.decision).toBe("start");
       expect(ofType(s.stateDir, "manager_start_failed")).toEqual([]);
       expect(started(s)).toHaveLength(1);
+      // 2.1.328 selects "No, exit" first (a lone Enter would end Claude): Down to Yes, then Enter.
       expect(calls(s, "agent send-keys").map((c) => c.argv)).toEqual([
+        ["agent", "send-keys", "manager", "down"],
         ["agent", "send-keys", "manager", "enter"],
       ]);
       // Claude recorded the folder as trusted; the prompt arrived once.
       const trust = JSON.parse(readFileSync(join(s.seat, ".claude.json"), "utf8"));
       expect(trust.projects[s.root].hasTrustDialogAccepted).toBe(true);
       expect(userEntries(s)).toHaveLength(1);
+    });
+
+    it("the ≤ 2.0 trust dialog (Yes selected first) with accept_trust_dialog: Enter alone", async () => {
+      const s = herdrProgram(
+        { HERDR_STANDIN_TRUST_DIALOG: "1", HERDR_STANDIN_TRUST_DIALOG_STYLE: "2.0", ...release },
+        { accept_trust_dialog: true },
+      );
+      expect((await tick(s.env)).decision).toBe("start");
+      expect(calls(s, "agent send-keys").map((c) => c.argv.slice(3))).toEqual([["enter"]]);
+      const trust = JSON.parse(readFileSync(join(s.seat, ".claude.json"), "utf8"));
+      expect(trust.projects[s.root].hasTrustDialogAccepted).toBe(true);
     });
 
     it("a prompt left in the composer arrives once (Enter, never a second copy)", async () => {
@@ -215,7 +230,7 @@ describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
     await tick(s.env);
     expect(calls(s, "agent start").at(-1)?.exit).toBe(0);
     const [failed] = ofType(s.stateDir, "manager_start_failed");
-    expect(String(failed?.screen)).toContain("Do you trust the files in this folder?");
+    expect(String(failed?.screen)).toContain("Is this a project you created or one you trust?");
     expect(calls(s, "agent prompt")).toEqual([]);
   });
 
