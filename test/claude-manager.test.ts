@@ -3,7 +3,7 @@
 // Bash tool, and the watchdog judges it from what it really wrote. The first start in an
 // untrusted folder (its trust dialog answered, or the start failed with its screen), a hand-over
 // to a real successor, and a `kill -9` of the real CLI.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectFolderName } from "../src/usage/transcript.js";
@@ -13,13 +13,24 @@ import {
   managerModel,
   saveAnswers,
   transcriptPrompts,
+  typeInto,
+  usageOf,
 } from "./helpers/claude-manager.js";
-import { useFakeAnthropic } from "./helpers/fake-anthropic.js";
+import { bash, useFakeAnthropic } from "./helpers/fake-anthropic.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { skipWithout } from "./helpers/tools.js";
 import { holder, isAlive, ofType, tickAsync, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
 
 const claude = await claudeBinary();
+
+/** The compactMetadata of the newest compact_boundary in the folder's transcripts, or null. */
+function transcriptBoundary(folder: string): Record<string, unknown> | null {
+  let found: Record<string, unknown> | null = null;
+  for (const f of readdirSync(folder).filter((n) => n.endsWith(".jsonl")))
+    for (const line of readFileSync(join(folder, f), "utf8").split("\n"))
+      if (line.includes('"compact_boundary"')) found = JSON.parse(line).compactMetadata ?? null;
+  return found;
+}
 
 interface Started {
   at: string;
@@ -128,6 +139,32 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       const claimed = ofType(p.stateDir, "claimed")[1];
       timing("hand-over to the successor's claim", hand?.at, claimed?.at);
       timing("successor's start to its claim", b.launch_began ?? b.at, claimed?.at);
+    });
+
+    it("auto-compact: after a turn near the window, Claude compacts by itself and save's context is the compacted one", async () => {
+      api.reset();
+      api.script(
+        // The prompt a person types after the compaction: the model saves at the new context.
+        {
+          name: "after compact",
+          when: (t) => t.main && /save again/.test(t.lastUser),
+          times: Number.POSITIVE_INFINITY,
+          reply: bash("sheepdog save", { usage: usageOf(3_404) }),
+        },
+        ...managerModel({ tokens: 96_000 }),
+      );
+      const p = claudeProgram(bin, api, { env: { CLAUDE_CODE_AUTO_COMPACT_WINDOW: "100000" } });
+      expect((await tickAsync(p.env)).report.decision).toBe("start");
+      const [a] = starts(p.stateDir);
+      await waitForClaimBy(p.stateDir, a?.pid as number);
+      const first = await waitFor("the first save", () => saveAnswers(api)[0]);
+      expect(first.context_tokens).toBe(96_000);
+      await typeInto(p, a?.pane as string, "save again");
+      const second = await waitFor("the save after compaction", () => saveAnswers(api)[1], 60_000);
+      const folder = join(p.seat.configDir, "projects", projectFolderName(p.root, {}));
+      const boundary = transcriptBoundary(folder);
+      expect(boundary).toMatchObject({ trigger: "auto", preTokens: expect.any(Number) });
+      expect(second.context_tokens).toBe(3_404);
     });
 
     it("kill -9 of the real CLI: the next tick replaces it, and the new one claims", async () => {

@@ -126,7 +126,8 @@ const prompted = (t: Turn) =>
   t.main && t.toolResults.length === 0 && /MANAGER-PROMPT\.md/.test(t.lastUser);
 
 /**
- * The fake model as a manager: claim, then save (at `tokens` of context), then either wait or
+ * The fake model as a manager: claim (at `tokens` − 1,000 of context), then save (at `tokens`:
+ * Claude Code 2.1.328 has written the answer that calls save before save runs), then wait or
  * (the first `handOvers` managers) hand over. Every answer carries `headers` when given.
  */
 export function managerModel(
@@ -139,7 +140,11 @@ export function managerModel(
       name: "claim",
       when: prompted,
       times: Number.POSITIVE_INFINITY,
-      reply: bash("sheepdog claim acquire", { usage, headers }),
+      // A smaller context than the save's: save must read the answer that called it.
+      reply: bash("sheepdog claim acquire", {
+        usage: usageOf((o.tokens ?? 14_404) - 1_000),
+        headers,
+      }),
     },
     {
       name: "save",
