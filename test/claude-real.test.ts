@@ -6,10 +6,12 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  symlinkSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findTranscript, projectFolderName } from "../src/usage/transcript.js";
 import {
   acceptTrustDialog,
   CLAUDE_CODE_VERSION,
@@ -100,6 +102,22 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       expect(last.message.content).toEqual([{ type: "text", text: "It is 42." }]);
       expect(last.message.usage).toMatchObject(usage);
       expect(api.refused.every((r) => r.startsWith("CONNECT "))).toBe(true);
+    });
+
+    it("a folder reached through a symlink: Claude names its transcript folder after the real path, and sheepdog looks there", async () => {
+      const link = join(dir, "linked");
+      symlinkSync(cwd, link);
+      const seat = makeSeat({ dir, auth: "api-key", trusted: [cwd, link] });
+      api.script({ when: (t) => t.main, reply: { text: "hello" } });
+      const out = await claudePrint(claude.path as string, ["-p", "hi"], {
+        cwd: link,
+        env: { ...claudeEnv(seat, api, { CLAUDE_CODE_MAX_RETRIES: "0" }), PWD: link },
+      });
+      expect(out.code).toBe(0);
+      const folders = readdirSync(join(seat.configDir, "projects"));
+      expect(folders).toEqual([projectFolderName(cwd, {})]);
+      expect(projectFolderName(link, {})).toBe(folders[0]);
+      expect(findTranscript({ seat: seat.configDir, cwd: link, env: {} })).toMatch(/\.jsonl$/);
     });
 
     it("interactive in tmux: the trust dialog, a typed prompt, a Bash tool call under --permission-mode default", async () => {
