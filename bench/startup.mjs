@@ -25,6 +25,23 @@ const env = {
   CLAUDE_CONFIG_DIR: join(home, ".seat"),
 };
 
+// Payloads shaped as Claude Code 2.1.328 sends them (test/fixtures/claude-2.1.328/).
+const session = { session_id: "ba3e59ff-65af-4025-96fa-773d4a0a44c4", cwd: root };
+const STOP = JSON.stringify({
+  ...session,
+  hook_event_name: "Stop",
+  stop_hook_active: false,
+  last_assistant_message: "Done.",
+  background_tasks: [],
+  session_crons: [],
+});
+const NOTIFICATION = JSON.stringify({
+  ...session,
+  hook_event_name: "Notification",
+  message: "Claude is waiting for your input",
+  notification_type: "idle_prompt",
+});
+
 try {
   const node = process.execPath;
   const results = measure(
@@ -39,6 +56,14 @@ try {
         name: "sheepdog save --pid",
         argv: [node, cli, "save", "--pid", String(sleeper.pid), "--program", root],
         env,
+      },
+      // Claude Code runs these at the end of every turn and at every notification.
+      { name: "sheepdog hook stop", argv: [node, cli, "hook", "stop"], env, input: STOP },
+      {
+        name: "sheepdog hook notification",
+        argv: [node, cli, "hook", "notification"],
+        env,
+        input: NOTIFICATION,
       },
     ],
     { runs, warmup: 3 },

@@ -185,8 +185,9 @@ export const COMMAND_SPECS = {
     options: {},
   },
   hook: {
-    usage: ["hook stop-failure"],
-    about: "Claude Code's hooks: JSON on stdin; never fails loudly, exit 0",
+    usage: ["hook stop-failure", "hook stop", "hook notification"],
+    about:
+      "Claude Code's StopFailure, Stop and Notification hooks: JSON on stdin; never fails loudly, exit 0",
     positionals: true,
     options: {},
   },

@@ -4,8 +4,9 @@
 // untrusted folder (its trust dialog answered, or the start failed with its screen), a hand-over
 // to a real successor, and a `kill -9` of the real CLI.
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { readHookRecords } from "../src/usage/hook-records.js";
 import { projectFolderName } from "../src/usage/transcript.js";
 import { CLAUDE_CODE_VERSION, CLAUDE_INSTALL, claudeBinary } from "./helpers/claude-code.js";
 import {
@@ -75,6 +76,13 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       });
       expect(saved).toMatchObject({ program: "catalog", context_tokens: 14_404, hand_over: false });
       expect(String(saved?.transcript)).toContain(projectFolderName(p.root, {}));
+      // Its turn ended: the Stop hook from init's snippet recorded it for the session.
+      const session = basename(String(saved?.transcript), ".jsonl");
+      const { stop } = await waitFor("the Stop record", () => {
+        const r = readHookRecords(session, p.env);
+        return r.stop ? r : null;
+      });
+      expect(stop).toMatchObject({ session_id: session, background_tasks: [], session_crons: [] });
       const claimed = ofType(p.stateDir, "claimed")[0];
       timing("start to claim (trust dialog answered)", s?.launch_began ?? s?.at, claimed?.at);
       // Its own save keeps it fresh.

@@ -14,7 +14,10 @@ describe("sheepdog help and usage errors", () => {
       /sheepdog claim acquire .*\n {2}sheepdog claim release .*\n {2}sheepdog claim show/,
     ],
     [["statusline", "--help"], /^ {2}sheepdog statusline\n\nClaude Code's statusLine command/m],
-    [["hook", "--help"], /^ {2}sheepdog hook stop-failure\n\nClaude Code's hooks/m],
+    [
+      ["hook", "--help"],
+      /^ {2}sheepdog hook stop-failure\n {2}sheepdog hook stop\n {2}sheepdog hook notification\n\nClaude Code.s StopFailure, Stop and Notification hooks/m,
+    ],
     [["help", "watch"], /sheepdog watch \[--program P \| --all\] \[--json\]/],
     [["report", "-h"], /sheepdog report \[--program P \| --all\] \[--since 24h\]/],
     [["help", "merge-lock"], /sheepdog merge-lock acquire .*\n {2}sheepdog merge-lock release/],

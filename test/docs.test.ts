@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMMAND_SPECS } from "../src/cli-spec.js";
+import { claudeSettings } from "../src/usage/claude-settings.js";
 import { sheepdog } from "./helpers/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -196,5 +197,15 @@ describe("the docs", () => {
       }
       expect(problems, `docs/commands.md, sheepdog ${name}`).toEqual([]);
     });
+  });
+});
+
+describe("the README's Claude Code settings", () => {
+  it("are the snippet init and doctor show (one source: claudeSettings)", () => {
+    const readme = readFileSync("README.md", "utf8");
+    const section = readme.slice(readme.indexOf("## Claude Code settings"));
+    const block = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+    expect(block).toBeDefined();
+    expect(JSON.parse(block as string)).toEqual(claudeSettings());
   });
 });

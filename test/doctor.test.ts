@@ -25,6 +25,17 @@ let tokenFile: string;
 let env: NodeJS.ProcessEnv;
 
 /** A program with everything in place: valid config, safe state, a recent tick, a timer. */
+type Settings = Record<string, unknown>;
+/** Rewrites the healthy seat's settings.json. */
+function withSettings(change: (s: Settings) => Settings): void {
+  const file = join(seat, "settings.json");
+  writeFileSync(file, JSON.stringify(change(JSON.parse(readFileSync(file, "utf8")))));
+}
+/** Rewrites the healthy seat's hooks. */
+function withHooks(change: (h: Settings) => Settings): void {
+  withSettings((s) => ({ ...s, hooks: change(s.hooks as Settings) }));
+}
+
 function healthy(config: Record<string, unknown> = {}) {
   home = tempDir("sheepdog-home-");
   seat = join(home, ".claude-loop");
@@ -47,6 +58,8 @@ function healthy(config: Record<string, unknown> = {}) {
             hooks: [{ type: "command", command: "/opt/bin/sheepdog hook stop-failure" }],
           },
         ],
+        Stop: [{ hooks: [{ type: "command", command: "/opt/bin/sheepdog hook stop" }] }],
+        Notification: [{ hooks: [{ type: "command", command: "sheepdog hook notification" }] }],
       },
     }),
   );
@@ -104,6 +117,8 @@ describe("doctor", () => {
       `tool:${process.execPath}`,
       "statusline",
       "stop_failure_hook",
+      "stop_hook",
+      "notification_hook",
       "pages",
     ]);
     expect(report.checks[0]?.program).toBeNull();
@@ -113,7 +128,7 @@ describe("doctor", () => {
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 12 checks ok");
+    expect(human.stdout).toContain("all 14 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {
@@ -179,24 +194,36 @@ describe("doctor", () => {
     },
     {
       name: "no statusLine in the seat's settings",
-      breakIt: () =>
-        writeFileSync(
-          join(seat, "settings.json"),
-          JSON.stringify({
-            hooks: { StopFailure: [{ hooks: [{ command: "sheepdog hook stop-failure" }] }] },
-          }),
-        ),
+      breakIt: () => withSettings(({ statusLine: _, ...rest }) => rest),
       check: "statusline",
       status: "warn",
     },
     {
       name: "no StopFailure hook in the seat's settings",
-      breakIt: () =>
-        writeFileSync(
-          join(seat, "settings.json"),
-          JSON.stringify({ statusLine: { type: "command", command: "sheepdog statusline" } }),
-        ),
+      breakIt: () => withHooks(({ StopFailure: _, ...rest }) => rest),
       check: "stop_failure_hook",
+      status: "warn",
+    },
+    {
+      name: "no Stop hook in the seat's settings",
+      breakIt: () => withHooks(({ Stop: _, ...rest }) => rest),
+      check: "stop_hook",
+      status: "warn",
+    },
+    {
+      name: "a Stop hook that runs the StopFailure command is not sheepdog's Stop hook",
+      breakIt: () =>
+        withHooks((h) => ({
+          ...h,
+          Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop-failure" }] }],
+        })),
+      check: "stop_hook",
+      status: "warn",
+    },
+    {
+      name: "no Notification hook in the seat's settings",
+      breakIt: () => withHooks(({ Notification: _, ...rest }) => rest),
+      check: "notification_hook",
       status: "warn",
     },
     {
@@ -222,11 +249,11 @@ describe("doctor", () => {
     expect(code).toBe(status === "fail" ? 1 : 0);
   });
 
-  it("with neither in settings.json, both checks show the one snippet to merge in", () => {
+  it("with none in settings.json, every check shows the one snippet to merge in", () => {
     healthy();
     writeFileSync(join(seat, "settings.json"), "{}");
     const { report } = doctor();
-    for (const name of ["statusline", "stop_failure_hook"]) {
+    for (const name of ["statusline", "stop_failure_hook", "stop_hook", "notification_hook"]) {
       const c = report.checks.find((x) => x.check === name);
       expect(c?.status).toBe("warn");
       const snippet = JSON.parse(String(c?.fix).replace(/^merge into [^:]+: /, ""));
@@ -239,6 +266,8 @@ describe("doctor", () => {
               hooks: [{ type: "command", command: "sheepdog hook stop-failure" }],
             },
           ],
+          Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop" }] }],
+          Notification: [{ hooks: [{ type: "command", command: "sheepdog hook notification" }] }],
         },
       });
     }

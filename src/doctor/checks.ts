@@ -8,7 +8,7 @@ import { homeDir } from "../install/target.js";
 import { stateDirOf, stateDirProblem } from "../state/dir.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
 import { cadenceCheck, coveringUnits, lastTickCheck, timerCheck } from "./schedule-checks.js";
-import { pagesCheck, statuslineCheck, stopFailureHookCheck, toolChecks } from "./tool-checks.js";
+import { hookChecks, pagesCheck, statuslineCheck, toolChecks } from "./tool-checks.js";
 import { trustCheck } from "./trust.js";
 import { watcherCheck } from "./watcher.js";
 
@@ -102,7 +102,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     watcherCheck(program, nativeScheduler()),
     ...toolChecks(program, covering),
     statuslineCheck(program),
-    stopFailureHookCheck(program),
+    ...hookChecks(program),
     ...[trustCheck(program)].filter((c): c is Check => c !== null),
     pagesCheck(program),
   ];

@@ -7,9 +7,11 @@ import type { Installed } from "../install/installed.js";
 import { unitPath, which } from "../install/target.js";
 import {
   claudeSettingsSnippet,
+  hookCommands,
+  NOTIFICATION_COMMAND,
   runsSheepdog,
+  STOP_COMMAND,
   STOP_FAILURE_COMMAND,
-  stopFailureCommands,
 } from "../usage/claude-settings.js";
 import { seatOf } from "../usage/seat.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
@@ -99,23 +101,51 @@ export function statuslineCheck(program: Program): Check {
   );
 }
 
-/** The StopFailure hook (DESIGN §5): a usage-limit stop recorded at once, not at the next tick. */
-export function stopFailureHookCheck(program: Program): Check {
+/** One of sheepdog's hooks in the seat's settings.json (DESIGN §5, §14). */
+function hookCheck(
+  program: Program,
+  hook: { name: string; event: string; words: string; command: string; without: string },
+): Check {
   const settings = join(seatOf(program.config), "settings.json");
   const read = readSettings(settings);
-  const name = "stop_failure_hook";
   if ("why" in read)
-    return bad(program.name, name, "warn", `${settings} ${read.why}`, settingsFix(settings));
-  const commands = stopFailureCommands(read.parsed);
-  const ours = commands.find((c) => runsSheepdog(c, "hook stop-failure"));
-  if (ours) return ok(program.name, name, `${settings}: StopFailure runs ${ours}`);
+    return bad(program.name, hook.name, "warn", `${settings} ${read.why}`, settingsFix(settings));
+  const ours = hookCommands(read.parsed, hook.event).find((c) => runsSheepdog(c, hook.words));
+  if (ours) return ok(program.name, hook.name, `${settings}: ${hook.event} runs ${ours}`);
   return bad(
     program.name,
-    name,
+    hook.name,
     "warn",
-    `${settings}: no StopFailure hook runs ${STOP_FAILURE_COMMAND}; a usage-limit stop is seen only when a tick reads the transcript`,
+    `${settings}: no ${hook.event} hook runs ${hook.command}; ${hook.without}`,
     settingsFix(settings),
   );
+}
+
+/** The StopFailure, Stop and Notification hooks: each missing one is a warning of its own. */
+export function hookChecks(program: Program): Check[] {
+  return [
+    hookCheck(program, {
+      name: "stop_failure_hook",
+      event: "StopFailure",
+      words: "hook stop-failure",
+      command: STOP_FAILURE_COMMAND,
+      without: "a usage-limit stop is seen only when a tick reads the transcript",
+    }),
+    hookCheck(program, {
+      name: "stop_hook",
+      event: "Stop",
+      words: "hook stop",
+      command: STOP_COMMAND,
+      without: "an ended turn and what will wake it are read from the transcript alone",
+    }),
+    hookCheck(program, {
+      name: "notification_hook",
+      event: "Notification",
+      words: "hook notification",
+      command: NOTIFICATION_COMMAND,
+      without: "idle and permission prompts are not seen",
+    }),
+  ];
 }
 
 export function pagesCheck(program: Program): Check {

@@ -1,9 +1,12 @@
-// What a seat's Claude Code `settings.json` needs for sheepdog (DESIGN §5): the statusLine that
-// records usage readings, and the StopFailure hook that records a usage-limit stop at once.
+// What a seat's Claude Code `settings.json` needs for sheepdog (DESIGN §5, §14): the statusLine
+// that records usage readings, the StopFailure hook that records a usage-limit stop at once, and
+// the Stop and Notification hooks whose records the activity verdict reads.
 // `init`'s prompt placeholder and `doctor` show the same snippet.
 
 export const STATUSLINE_COMMAND = "sheepdog statusline";
 export const STOP_FAILURE_COMMAND = "sheepdog hook stop-failure";
+export const STOP_COMMAND = "sheepdog hook stop";
+export const NOTIFICATION_COMMAND = "sheepdog hook notification";
 
 /** The `settings.json` keys, as an object (the StopFailure matcher filters on the error kind). */
 export function claudeSettings(): Record<string, unknown> {
@@ -13,6 +16,8 @@ export function claudeSettings(): Record<string, unknown> {
       StopFailure: [
         { matcher: "rate_limit", hooks: [{ type: "command", command: STOP_FAILURE_COMMAND }] },
       ],
+      Stop: [{ hooks: [{ type: "command", command: STOP_COMMAND }] }],
+      Notification: [{ hooks: [{ type: "command", command: NOTIFICATION_COMMAND }] }],
     },
   };
 }
@@ -26,12 +31,13 @@ export function claudeSettingsSnippet(indent?: number): string {
 export function runsSheepdog(command: unknown, words: string): boolean {
   if (typeof command !== "string") return false;
   const rest = words.split(" ").join(String.raw`\s+`);
-  return new RegExp(String.raw`sheepdog(?:\.c?js)?["']?\s+${rest}\b`).test(command);
+  // `hook stop` is not `hook stop-failure`: the words end where no word character or dash follows.
+  return new RegExp(String.raw`sheepdog(?:\.c?js)?["']?\s+${rest}(?![\w-])`).test(command);
 }
 
-/** The commands of a settings.json's StopFailure hooks. */
-export function stopFailureCommands(settings: unknown): string[] {
-  const hooks = (settings as { hooks?: { StopFailure?: unknown } } | null)?.hooks?.StopFailure;
+/** The commands of a settings.json's hooks for one event (`StopFailure`, `Stop`, …). */
+export function hookCommands(settings: unknown, event: string): string[] {
+  const hooks = (settings as { hooks?: Record<string, unknown> } | null)?.hooks?.[event];
   if (!Array.isArray(hooks)) return [];
   return hooks.flatMap((group) => {
     const inner = (group as { hooks?: unknown } | null)?.hooks;
