@@ -156,6 +156,21 @@ export const COMMAND_SPECS = {
       json: alwaysJson,
     },
   },
+  wait: {
+    usage: ["wait [--every DURATION] [--pid N] [--json]"],
+    about:
+      "the manager's one background wait: until --every passes, the program pauses or stands down, or the claim is lost; one JSON line",
+    options: {
+      program,
+      every: {
+        type: "string",
+        arg: "DURATION",
+        help: "wake after this long at the latest (default 20m)",
+      },
+      pid,
+      json: alwaysJson,
+    },
+  },
   finish: {
     usage: ["finish --note TEXT [--pid N] [--force] [--json]"],
     about: "the backlog is done: release the claim; the watchdog starts nothing until reopen",

@@ -51,11 +51,15 @@ What sheepdog expects of you:
 - After every change of state: \`sheepdog save\`. It answers with JSON; when \`hand_over\` is true,
   finish the step you are on, write down where things stand, and run
   \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
+- Keep one \`sheepdog wait\` running in the background (run it with run_in_background). It
+  wakes you when its interval (20m) has passed, the program is paused or stood down, or your
+  claim is lost, printing one JSON line: then save, act on what it says, and start a new one.
 - When the backlog is done: \`sheepdog finish --note "what was done"\`.
 
-For usage limits to pause the program, the seat's Claude Code settings (\`settings.json\` in
-its config folder, e.g. \`~/.claude/settings.json\`) need sheepdog's statusline and StopFailure
-hook (\`sheepdog doctor\` checks both):
+For usage limits to pause the program, and for the watchdog to tell a manager that waits from
+one that is stuck, the seat's Claude Code settings (\`settings.json\` in its config folder,
+e.g. \`~/.claude/settings.json\`) need sheepdog's statusline and hooks (\`sheepdog doctor\`
+checks each):
 
 \`\`\`json
 ${claudeSettingsSnippet(2)}

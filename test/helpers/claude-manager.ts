@@ -37,7 +37,7 @@ export const usageOf = (tokens: number): Partial<Usage> => ({
  * A program (`catalog`) with the tmux launcher running the real `claude` with
  * `--permission-mode default` (auto mode under OAuth asks before a `sheepdog` command, and
  * `--dangerously-skip-permissions` refuses to run as root) and `permissions.allow` for
- * `Bash(sheepdog:*)`; the seat's settings.json holds `sheepdog init`'s statusline and StopFailure
+ * `Bash(sheepdog:*)`; the seat's settings.json holds `sheepdog init`'s statusline and hooks
  * hook. Its tmux server is private (`SHEEPDOG_TMUX_SOCKET`, its own `TMUX_TMPDIR`).
  */
 export function claudeProgram(

@@ -1,0 +1,118 @@
+// `sheepdog wait [--every 20m] [--json]` (DESIGN §14): the manager's one background wait. It
+// blocks until the first of: `--every` has passed (`time`), its program is paused or stood down
+// (`seat`, `stood_down`), its claim is no longer the caller's (`claim_lost`); then prints one
+// JSON line `{"event", "reason", "at"}` and exits 0. It costs nothing while it waits: the
+// program's state folder is watched (inotify/FSEvents through fs.watch), not polled; one slow
+// re-check a minute covers a file system whose events go missing.
+import { existsSync, type FSWatcher, watch } from "node:fs";
+import { readClaim, sameProcess } from "../claim/claim.js";
+import { openProgram } from "../config/context.js";
+import { EXIT, UsageError } from "../errors.js";
+import { readEvents } from "../journal/journal.js";
+import { replay } from "../journal/replay.js";
+import { livenessOf } from "../process/identity.js";
+import { findManager } from "../process/manager.js";
+import { parseCommandArgs, pidOption } from "../util/args.js";
+import { formatDuration, isPositiveDuration, parseDuration } from "../util/duration.js";
+
+export type WakeEvent = "time" | "seat" | "stood_down" | "claim_lost";
+
+export interface Wake {
+  event: WakeEvent;
+  reason: string;
+  at: string;
+}
+
+/**
+ * The slow re-check, for what changes no file (the manager died) and for file systems that drop
+ * change events (network mounts). `SHEEPDOG_WAIT_RECHECK_MS` shortens it for tests.
+ */
+const RECHECK_MS = Number(process.env.SHEEPDOG_WAIT_RECHECK_MS) || 60_000;
+/** Events come in bursts (a save writes several files): one look after the burst. */
+const SETTLE_MS = 50;
+
+type Me = ReturnType<typeof findManager>;
+
+/** Why the wait ends now, or null to go on waiting. Reads three small things, no transcript. */
+export function wakeNow(stateDir: string, me: Me, deadline: number, now = Date.now()): Wake | null {
+  const at = new Date(now).toISOString();
+  const state = replay(readEvents(stateDir));
+  if (state.stoodDown)
+    return {
+      event: "stood_down",
+      reason: `the program stood down: ${String(state.stoodDown.reason ?? "")}`.trim(),
+      at,
+    };
+  const paused = state.paused;
+  if (paused && typeof paused.until === "string" && now < Date.parse(paused.until))
+    return {
+      event: "seat",
+      reason: `the program is paused until ${paused.until}: ${String(paused.reason ?? "")}`.trim(),
+      at,
+    };
+  const claim = readClaim(stateDir);
+  if (!claim.held || !claim.holder)
+    return { event: "claim_lost", reason: "the program's claim is not held", at };
+  if (!sameProcess(claim.holder, me))
+    return {
+      event: "claim_lost",
+      reason: `the claim is held by pid ${claim.holder.pid}, not by this manager (pid ${me.pid})`,
+      at,
+    };
+  if (livenessOf(me) !== "alive")
+    return { event: "claim_lost", reason: `the manager (pid ${me.pid}) is gone`, at };
+  if (now >= deadline) return { event: "time", reason: "the --every interval passed", at };
+  return null;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs("wait", argv);
+  const every = values.every ?? "20m";
+  if (!isPositiveDuration(every))
+    throw new UsageError(
+      `--every: expected a duration above zero such as 90s, 20m or 1h, got ${JSON.stringify(every)}`,
+    );
+  const program = openProgram(values.program);
+  const me = findManager(pidOption(values.pid));
+  const everyMs = parseDuration(every);
+  const deadline = Date.now() + everyMs;
+  const wake = await waitForWake(program.stateDir, me, deadline);
+  const out =
+    wake.event === "time" ? { ...wake, reason: `${formatDuration(everyMs)} passed` } : wake;
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  return EXIT.ok;
+}
+
+function waitForWake(stateDir: string, me: Me, deadline: number): Promise<Wake> {
+  return new Promise((resolve) => {
+    let watcher: FSWatcher | null = null;
+    let settle: NodeJS.Timeout | null = null;
+    let recheck: NodeJS.Timeout | null = null;
+    let done = false;
+    const timer = setTimeout(() => look(), Math.max(0, deadline - Date.now()));
+    const look = () => {
+      if (done) return;
+      const wake = wakeNow(stateDir, me, deadline);
+      if (!wake) return;
+      done = true;
+      watcher?.close();
+      for (const t of [timer, settle, recheck]) if (t) clearTimeout(t);
+      resolve(wake);
+    };
+    if (existsSync(stateDir))
+      try {
+        watcher = watch(stateDir, () => {
+          if (settle) clearTimeout(settle);
+          settle = setTimeout(look, SETTLE_MS);
+        });
+      } catch {
+        // no watch (an exotic file system): the re-check below still wakes it
+      }
+    const again = () => {
+      look();
+      if (!done) recheck = setTimeout(again, RECHECK_MS);
+    };
+    recheck = setTimeout(again, RECHECK_MS);
+    look();
+  });
+}
