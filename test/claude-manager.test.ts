@@ -17,7 +17,8 @@ import {
   typeInto,
   usageOf,
 } from "./helpers/claude-manager.js";
-import { bash, useFakeAnthropic } from "./helpers/fake-anthropic.js";
+import { sheepdog } from "./helpers/cli.js";
+import { bash, type Turn, useFakeAnthropic } from "./helpers/fake-anthropic.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { skipWithout } from "./helpers/tools.js";
 import { holder, isAlive, ofType, tickAsync, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
@@ -174,6 +175,80 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       expect(boundary).toMatchObject({ trigger: "auto", preTokens: expect.any(Number) });
       expect(second.context_tokens).toBe(3_404);
     });
+
+    it("a manager keeps sheepdog wait in the background: its Stop lists the wait, and the wait wakes it when the program is paused", async () => {
+      api.reset();
+      const waitCall = {
+        tool: {
+          name: "Bash",
+          input: {
+            command: "sheepdog wait --every 20m",
+            description: "wait",
+            run_in_background: true,
+          },
+        },
+        usage: usageOf(15_504),
+      };
+      // 2.1.328 tells the model a background command ended with a task notification naming
+      // its output file, not the output: the model reads the file.
+      const notified = (t: Turn) =>
+        /<task-notification>[\s\S]*<status>completed<\/status>/.test(t.lastUser);
+      api.script(
+        {
+          name: "read the wait's line",
+          when: (t) => t.main && notified(t),
+          reply: (t) =>
+            bash(`cat ${/<output-file>([^<]+)<\/output-file>/.exec(t.lastUser)?.[1]}`, {
+              usage: usageOf(15_604),
+            }),
+        },
+        {
+          name: "woken",
+          when: (t) => t.main && t.toolResults.some((r) => /"event":"seat"/.test(r)),
+          reply: { text: "Paused: saving and stopping.", usage: usageOf(15_704) },
+        },
+        {
+          name: "wait",
+          when: (t) => t.main && t.toolResults.some((r) => /"saved_at"/.test(r)),
+          reply: waitCall,
+        },
+        ...managerModel({ tokens: 15_404 }),
+      );
+      const p = claudeProgram(bin, api);
+      expect((await tickAsync(p.env)).report.decision).toBe("start");
+      const [a] = starts(p.stateDir);
+      await waitForClaimBy(p.stateDir, a?.pid as number);
+      const [saved] = await waitFor("the save", () => {
+        const s = saveAnswers(api);
+        return s.length > 0 ? s : null;
+      });
+      const session = basename(String(saved?.transcript), ".jsonl");
+      const { stop } = await waitFor("the Stop with the wait running", () => {
+        const r = readHookRecords(session, p.env);
+        return r.stop && r.stop.background_count > 0 ? r : null;
+      });
+      // As 2.1.328 reports a background shell (id, type, status, description, command).
+      expect(stop?.background_tasks).toEqual([
+        expect.objectContaining({
+          type: "shell",
+          status: "running",
+          command: "sheepdog wait --every 20m",
+        }),
+      ]);
+      // A pause wakes the wait; Claude Code wakes the model, which reads the wait's line.
+      expect(sheepdog(["pause", "--until", "1h"], { env: p.env }).code).toBe(0);
+      const woken = await waitFor(
+        "the model to read the wait's line",
+        () => api.mainTurns().find((t) => t.toolResults.some((r) => /"event":"seat"/.test(r))),
+        45_000,
+      );
+      const output = woken.toolResults.find((r) => /"event"/.test(r)) as string;
+      const line = JSON.parse(/\{"event".*\}/.exec(output)?.[0] ?? "null");
+      expect(line).toMatchObject({
+        event: "seat",
+        reason: expect.stringMatching(/^the program is paused until /),
+      });
+    }, 120_000);
 
     it("kill -9 of the real CLI: the next tick replaces it, and the new one claims", async () => {
       api.reset();

@@ -53,7 +53,9 @@ What sheepdog expects of you:
   \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
 - Keep one \`sheepdog wait\` running in the background (run it with run_in_background). It
   wakes you when its interval (20m) has passed, the program is paused or stood down, or your
-  claim is lost, printing one JSON line: then save, act on what it says, and start a new one.
+  claim is lost, printing one JSON line (Claude Code tells you the background command
+  completed and names its output file: read the line there), then save, act on what it says,
+  and start a new one.
 - When the backlog is done: \`sheepdog finish --note "what was done"\`.
 
 For usage limits to pause the program, and for the watchdog to tell a manager that waits from
