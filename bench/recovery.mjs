@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { median } from "./lib.mjs";
 
 const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.cjs");
-const MANAGER = resolve("test/fixtures/fake-manager.mjs");
+const MANAGER = resolve("test/fixtures/fake-manager.cjs");
 const trials = Number(process.env.BENCH_TRIALS) || 20;
 const timerS = Number.parseInt(process.env.BENCH_TIMER_INTERVAL ?? "5", 10);
 const idleS = Number(process.env.BENCH_IDLE_S) || 30;

@@ -25,7 +25,7 @@ export function privateBuild(home) {
   symlinkSync(resolve("node_modules"), join(app, "node_modules"));
   return join(app, "dist", "cli.cjs");
 }
-export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
+export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.cjs");
 
 /** mulberry32, as test/faults-kill.test.ts: a seeded PRNG, so a run can be replayed. */
 export function prng(seed) {

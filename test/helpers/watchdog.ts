@@ -5,7 +5,7 @@ import { afterEach } from "vitest";
 import { livenessOf, machineId } from "../../src/process/identity.js";
 import { CLI, type RunResult, sheepdog, sheepdogAsync, sleeper, tempProgram } from "./cli.js";
 
-export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.mjs");
+export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.cjs");
 
 /**
  * A program whose `command` launcher runs the fake manager with `flags`. The watchdog's
