@@ -91,7 +91,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       const p = claudeProgram(bin, api, {
         auth: "oauth",
         // Without the pause credit, its silence through the pause would be stale at the reset.
-        watchdog: { stale_after: "20s", claim_grace: "150s" },
+        watchdog: { stale_after: "20s", claim_grace: "240s" },
       });
       expect((await tickAsync(p.env)).report.decision).toBe("start");
       const [a] = starts(p.stateDir);
@@ -141,7 +141,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       await waitFor(
         "the manager to go on by itself",
         () => ofType(p.stateDir, "saved").length > savesBefore,
-        150_000,
+        200_000,
       );
       const resumed = ofType(p.stateDir, "saved").at(-1);
       expect(resumed?.pid).toBe(a?.pid);
