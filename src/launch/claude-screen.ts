@@ -44,11 +44,20 @@ export function trustKey(screen: string | null): "enter" | "down" | "up" | null 
   return selected < yes ? "down" : "up";
 }
 
+/**
+ * The pause after an arrow key before the screen is read again: keys sent in a dialog's first
+ * instant are lost (2.1.328), so a key is pressed again only after the screen shows it was not.
+ */
+export const KEY_SETTLE_MS = 300;
+
+/** A full-width horizontal rule, as Claude draws above its dialogs and around its input box. */
+const isRule = (line: string | undefined) => /^\s*─{10,}\s*$/.test(line ?? "");
+
 /** The screen below its last horizontal rule (Claude draws its dialogs there), else all of it. */
 function belowLastRule(screen: string): string {
   const lines = screen.split("\n");
   for (let i = lines.length - 1; i >= 0; i--)
-    if (/^\s*─{10,}\s*$/.test(lines[i] as string)) return lines.slice(i + 1).join("\n");
+    if (isRule(lines[i])) return lines.slice(i + 1).join("\n");
   return screen;
 }
 
@@ -78,8 +87,7 @@ export function showsInputBox(screen: string | null): boolean {
   if (!screen || showsDialog(screen)) return false;
   const lines = screen.split("\n");
   for (let i = 0; i + 1 < lines.length; i++)
-    if (/^\s*─{10,}\s*$/.test(lines[i] as string) && /^\s*❯/.test(lines[i + 1] as string))
-      return true;
+    if (isRule(lines[i]) && /^\s*❯/.test(lines[i + 1] as string)) return true;
   return false;
 }
 

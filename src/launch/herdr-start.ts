@@ -5,7 +5,14 @@
 // pid, which AgentInfo does not carry, from `pane process-info`.
 import { basename } from "node:path";
 import { identityOf } from "../process/identity.js";
-import { dialogFix, isTrustDialog, screenTail, showsDialog, trustKey } from "./claude-screen.js";
+import {
+  dialogFix,
+  isTrustDialog,
+  KEY_SETTLE_MS,
+  screenTail,
+  showsDialog,
+  trustKey,
+} from "./claude-screen.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type AgentInfo, results } from "./herdr-schema.js";
 import { visibleScreen } from "./herdr-screen.js";
@@ -70,8 +77,6 @@ async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
 
 /** How many keys the trust dialog gets before the start fails with its screen. */
 const TRUST_KEYS_MAX = 8;
-/** The pause after an arrow key before the screen is read again (keys can be lost at first). */
-const KEY_SETTLE_MS = 300;
 
 /**
  * An agent Herdr calls `blocked`: Claude's folder-trust dialog is answered when the program

@@ -10,7 +10,7 @@ import { which } from "../install/target.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv, projectDirOf } from "../usage/transcript.js";
 import { screenTail } from "./claude-screen.js";
-import { launchEnv, managerEnv } from "./env.js";
+import { envMs, launchEnv, managerEnv } from "./env.js";
 import { managerClaimed } from "./herdr-claimed.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type Arrival, type PromptTiming, promptUntilArrived } from "./herdr-prompt.js";
@@ -26,11 +26,6 @@ export interface HerdrTiming extends PromptTiming {
   startMs: number;
   /** How long `agent_pane_busy` is retried while a new pane's shell loads. */
   busyMs?: number;
-}
-
-function envMs(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
 export function defaultTiming(): HerdrTiming {

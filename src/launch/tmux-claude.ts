@@ -7,6 +7,7 @@
 import {
   dialogFix,
   isTrustDialog,
+  KEY_SETTLE_MS,
   screenTail,
   showsDialog,
   showsInputBox,
@@ -36,8 +37,6 @@ export type ClaudeStartEnd = "arrived" | "gone";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** After Enter on the dialog, how long it has to go before anything is pressed again. */
 const ENTER_SETTLE_MS = 3_000;
-/** The pause after an arrow key before the screen is read again. */
-const KEY_SETTLE_MS = 300;
 
 function held(what: string, screen: string | null, root: string): StartFailed {
   const fix = dialogFix(screen, root, "tmux");

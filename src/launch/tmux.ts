@@ -1,5 +1,4 @@
 // The tmux launcher (DESIGN §7): a new window in a named session, running the configured argv.
-
 import { runsClaude } from "../config/claude-argv.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
@@ -7,7 +6,7 @@ import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv } from "../usage/transcript.js";
-import { launchEnv, managerEnv, secretVars } from "./env.js";
+import { envMs, launchEnv, managerEnv, secretVars } from "./env.js";
 import { promptArrived } from "./herdr-arrival.js";
 import { managerClaimed } from "./herdr-claimed.js";
 import { StartFailed } from "./start-failed.js";
@@ -22,11 +21,6 @@ import {
 } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
-
-function envMs(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
 const DEFAULT_COMMAND = ["claude", "{prompt}"];
 
 /**

@@ -63,7 +63,11 @@ export function tick(
   env: NodeJS.ProcessEnv,
   args: string[] = [],
 ): RunResult & { report: TickProgram } {
-  const r = sheepdog(["tick", "--json", ...args], { env });
+  return withReport(sheepdog(["tick", "--json", ...args], { env }));
+}
+
+/** A `tick --json` run with its one program's report. */
+function withReport(r: RunResult): RunResult & { report: TickProgram } {
   let report: TickProgram;
   try {
     report = (JSON.parse(r.stdout) as { programs: TickProgram[] }).programs[0] as TickProgram;
@@ -81,14 +85,7 @@ export async function tickAsync(
   env: NodeJS.ProcessEnv,
   args: string[] = [],
 ): Promise<RunResult & { report: TickProgram }> {
-  const r = await sheepdogAsync(["tick", "--json", ...args], { env });
-  let report: TickProgram;
-  try {
-    report = (JSON.parse(r.stdout) as { programs: TickProgram[] }).programs[0] as TickProgram;
-  } catch {
-    throw new Error(`tick --json printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
-  }
-  return { ...r, report };
+  return withReport(await sheepdogAsync(["tick", "--json", ...args], { env }));
 }
 
 export function holder(stateDir: string): { pid: number; start_time: string } | null {
