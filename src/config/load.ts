@@ -21,6 +21,10 @@ export interface Policy {
   staleAfter: number;
   claimGrace: number;
   mergeMax: number;
+  /** A live holder this long without a save has its activity read (DESIGN §14). */
+  quietAfter: number;
+  /** How long a nudged idle manager has to save before it is restarted. */
+  nudgeWait: number;
   crashLoopStarts: number;
   crashLoopWithin: number;
   noProgressHandOvers: number;
@@ -148,6 +152,8 @@ export function policyOf(config: ProgramConfig): Policy {
     staleAfter: parseDuration(w.stale_after),
     claimGrace: parseDuration(w.claim_grace),
     mergeMax: parseDuration(w.merge_max),
+    quietAfter: parseDuration(w.quiet_after),
+    nudgeWait: parseDuration(w.nudge_wait),
     crashLoopStarts: w.crash_loop.starts,
     crashLoopWithin: parseDuration(w.crash_loop.within),
     noProgressHandOvers: w.no_progress_hand_overs,

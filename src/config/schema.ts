@@ -16,6 +16,8 @@ export const DEFAULTS = {
     stale_after: "45m",
     claim_grace: "10m",
     merge_max: "2h",
+    quiet_after: "10m",
+    nudge_wait: "3m",
     crash_loop: { starts: 3, within: "1h" },
     no_progress_hand_overs: 3,
   },
@@ -111,6 +113,8 @@ export const programSchema = z.strictObject({
       stale_after: duration(DEFAULTS.watchdog.stale_after),
       claim_grace: duration(DEFAULTS.watchdog.claim_grace),
       merge_max: duration(DEFAULTS.watchdog.merge_max),
+      quiet_after: duration(DEFAULTS.watchdog.quiet_after),
+      nudge_wait: duration(DEFAULTS.watchdog.nudge_wait),
       crash_loop: z._default(
         z.strictObject({
           starts: count(DEFAULTS.watchdog.crash_loop.starts),

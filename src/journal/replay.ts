@@ -130,7 +130,15 @@ export interface History {
   managers: ManagerRecord[];
   /** The last usage pauses, oldest first (the last 20 at most): their time counts against no manager. */
   pauses: PauseSpan[];
+  /**
+   * The newest `nudged`, `api_errors` and `blocked` events (DESIGN §14), each with the pid it
+   * was about: decide acts on an activity verdict once per spell. Absent: none yet.
+   */
+  activity_events?: Partial<Record<ActivityEventType, { at: string; pid: number | null }>>;
 }
+
+export const ACTIVITY_EVENTS = ["nudged", "api_errors", "blocked"] as const;
+export type ActivityEventType = (typeof ACTIVITY_EVENTS)[number];
 
 /** A pause from its `paused` event to its end: `until`, or an earlier `unpaused` (a person's). */
 export interface PauseSpan {
@@ -230,6 +238,11 @@ class Replay {
         break;
       case "reopened":
         h.planned_next = "the first start after `sheepdog reopen`";
+        break;
+      case "nudged":
+      case "api_errors":
+      case "blocked":
+        h.activity_events = { ...h.activity_events, [e.type]: { at: e.at, pid: num(e.pid) } };
         break;
     }
   }

@@ -260,4 +260,42 @@ async function screen(program: ProgramContext, launched: Launched): Promise<stri
   return pane ? visibleScreen(pane, env) : null;
 }
 
-export const launcher: Launcher = { start: (req) => startHerdr(req), close, screen };
+/**
+ * The nudge: `herdr agent prompt` to the agent the start made, once its pane is checked to be
+ * that start's. A stall or a timeout proves nothing either way (see herdr-prompt.ts), so only
+ * Herdr's refusals fail it; the restart after nudge_wait does not depend on it.
+ */
+async function nudge(program: ProgramContext, launched: Launched, text: string) {
+  const env = launchEnv(program);
+  const pane = await ownPane(launched, env);
+  if (!pane || !launched.agent) return null;
+  const timeoutMs = 20_000;
+  try {
+    await herdrJson(
+      {
+        command: `herdr agent prompt ${launched.agent}`,
+        args: [
+          "agent",
+          "prompt",
+          launched.agent,
+          text,
+          "--wait",
+          "--until",
+          "working",
+          "--timeout",
+          String(timeoutMs),
+        ],
+        waitMs: timeoutMs,
+        env,
+      },
+      results.agentPrompted,
+    );
+    return `herdr agent prompt ${launched.agent} (pane ${pane})`;
+  } catch (err) {
+    if (err instanceof HerdrError && /^(agent_prompt_stalled|timeout)$/.test(err.code))
+      return `herdr agent prompt ${launched.agent} (pane ${pane}; herdr said ${err.code})`;
+    throw err;
+  }
+}
+
+export const launcher: Launcher = { start: (req) => startHerdr(req), close, screen, nudge };

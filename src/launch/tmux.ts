@@ -6,6 +6,7 @@ import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv } from "../usage/transcript.js";
+import { KEY_SETTLE_MS } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv, secretVars } from "./env.js";
 import { promptArrived } from "./herdr-arrival.js";
 import { managerClaimed } from "./herdr-claimed.js";
@@ -230,4 +231,28 @@ async function screen(_program: ProgramContext, launched: Launched): Promise<str
   return r.code === 0 ? r.stdout : null;
 }
 
-export const launcher: Launcher = { start, close, screen };
+/**
+ * The nudge: the text typed literally, Enter once it shows in Claude's input box (Enter sent
+ * with the text can land before the composer has it), by the pane the start made.
+ */
+async function nudge(_program: ProgramContext, launched: Launched, text: string) {
+  const pane = await ownPane(launched);
+  if (!pane) return null;
+  const typed = await tmux(["send-keys", "-t", pane, "-l", text]);
+  if (typed.code !== 0) throw failure(`send-keys -t ${pane} -l`, typed);
+  const probe = text.slice(0, 40);
+  const flat = (s: string) => s.replace(/\s+/g, " ");
+  const end = Date.now() + 5000;
+  for (;;) {
+    const s = await tmux(["capture-pane", "-p", "-t", pane]);
+    if (s.code === 0 && flat(s.stdout).includes(flat(probe))) break;
+    if (Date.now() > end) break; // Enter anyway: the screen may wrap or hide what was typed
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, KEY_SETTLE_MS));
+  const enter = await tmux(["send-keys", "-t", pane, "Enter"]);
+  if (enter.code !== 0) throw failure(`send-keys -t ${pane} Enter`, enter);
+  return `tmux send-keys to ${pane}`;
+}
+
+export const launcher: Launcher = { start, close, screen, nudge };

@@ -44,6 +44,11 @@ export interface Launcher {
   close(program: ProgramContext, launched: Launched): Promise<void>;
   /** The last screen of the pane, for evidence; null where there is no screen (command). */
   screen(program: ProgramContext, launched: Launched): Promise<string | null>;
+  /**
+   * Types one line into the manager's pane and submits it (DESIGN §14's nudge); says how, or
+   * null when the pane is no longer the one the start made. Absent: no pane (command).
+   */
+  nudge?(program: ProgramContext, launched: Launched, text: string): Promise<string | null>;
 }
 
 /** Placeholders a launcher fills: `{prompt}`, `{reason}`, `{program}`, `{root}`. */

@@ -14,7 +14,9 @@ export type PageKind =
   | "cleared"
   | "finished"
   | "start_failed"
-  | "config_invalid";
+  | "config_invalid"
+  | "api_errors"
+  | "blocked";
 
 /** What `--program` value names this program in a command a person will copy from a phone. */
 export function programArg(name: string, root: string, env = process.env): string {
@@ -43,7 +45,8 @@ function clip(text: string, max: number): string {
  * to a stand-down (whose own page says it) is housekeeping.
  */
 export function isStuckStop(e: JournalEvent): boolean {
-  return e.type === "manager_stopped" && e.decision === "restart_stuck" && e.planned !== true;
+  const rule9 = ["restart_stuck", "restart_idle", "restart_wedged"];
+  return e.type === "manager_stopped" && rule9.includes(String(e.decision)) && e.planned !== true;
 }
 
 /** The kind of page an event calls for, or null. */
@@ -60,7 +63,9 @@ export function kindOf(e: JournalEvent): PageKind | null {
     case "manager_start_failed":
       return "start_failed";
     case "config_invalid":
-      return "config_invalid";
+    case "api_errors":
+    case "blocked":
+      return e.type;
     default:
       return null;
   }
@@ -137,15 +142,49 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
   },
   stuck_restart: ({ e, name, arg, why }) => {
     const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+    const what =
+      e.decision === "restart_idle"
+        ? "an idle"
+        : e.decision === "restart_wedged"
+          ? "a wedged"
+          : "a stuck";
     return {
-      title: `${name}: stuck manager restarted`,
+      title: `${name}: ${what.replace(/^an? /, "")} manager restarted`,
       message: lines(
-        `sheepdog stopped a stuck manager${pid} of ${name}; a fresh one starts.`,
+        `sheepdog stopped ${what} manager${pid} of ${name}; a fresh one starts.`,
         why && `Reason: ${why}`,
         `See: sheepdog status --program ${arg}`,
       ),
       priority: 3,
       tags: ["arrows_counterclockwise"],
+    };
+  },
+  api_errors: ({ e, name, arg, why }) => {
+    const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+    return {
+      title: `${name}: the manager is getting API errors`,
+      message: lines(
+        `The manager${pid} of ${name} is stuck on API errors. Claude Code retries by itself; sheepdog leaves it, and restarts it only if it is still silent at stale_after.`,
+        why && `Evidence: ${why}`,
+        `See: sheepdog status --program ${arg}`,
+      ),
+      priority: 3,
+      tags: ["warning"],
+    };
+  },
+  blocked: ({ e, name, arg, why }) => {
+    const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+    const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+    return {
+      title: `${name}: the manager waits for a person`,
+      message: lines(
+        `The manager${pid} of ${name} is held at a prompt only a person can answer. sheepdog does not restart it before stale_after.`,
+        why && `Evidence: ${why}`,
+        screen && `The screen shows:\n${clip(screen, 1500)}`,
+        `See: sheepdog status --program ${arg}`,
+      ),
+      priority: 4,
+      tags: ["raising_hand"],
     };
   },
   paused: ({ e, name, arg, why, now }) => {

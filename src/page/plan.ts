@@ -30,6 +30,8 @@ const KINDS = new Set<string>([
   "finished",
   "start_failed",
   "config_invalid",
+  "api_errors",
+  "blocked",
 ]);
 
 function isPageKind(v: unknown): v is PageKind {

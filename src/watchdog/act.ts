@@ -3,6 +3,7 @@ import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
+import { screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
@@ -77,6 +78,44 @@ export async function act(
 }
 
 const HANDLERS: Handlers = {
+  async note(run, e) {
+    let screen: string | null = null;
+    if (e.type === "blocked" && e.start && hasPane(e.start)) {
+      // The prompt itself, where the launcher can read its pane: what a person must answer.
+      const launcher = await launcherFor(e.start.launcher);
+      screen = await launcher.screen(run.program, launchedOf(e.start)).catch(() => null);
+    }
+    run.journal({
+      ...(screen ? { screen: screenTail(screen) } : {}),
+      type: e.type,
+      pid: e.pid,
+      reason: e.reason,
+      verdict: e.activity.verdict,
+      evidence: e.activity.evidence,
+    });
+    run.actions.push(`journaled ${e.type}`);
+  },
+  async nudge(run, e) {
+    const launcher = await launcherFor(e.start.launcher);
+    let via: string | null = null;
+    let error: string | null = null;
+    try {
+      via = launcher.nudge ? await launcher.nudge(run.program, launchedOf(e.start), e.text) : null;
+      if (via === null) error = `the ${e.start.launcher} launcher cannot type into its pane`;
+    } catch (err) {
+      error = (err as Error).message.split("\n")[0] ?? "failed";
+    }
+    // A nudge that could not be typed still counts as this spell's: nudge_wait later, a restart.
+    run.journal({
+      type: "nudged",
+      pid: e.pid,
+      reason: e.reason,
+      text: e.text,
+      ...(via ? { via } : {}),
+      ...(error ? { error } : {}),
+    });
+    run.actions.push(error ? `nudge failed: ${error}` : `nudged pid ${e.pid} (${via})`);
+  },
   async unpause(run, e) {
     run.journal({ type: "unpaused", reason: e.reason });
     run.actions.push("pause over");
@@ -232,7 +271,8 @@ async function closePane(program: ProgramContext, start: StartRecord): Promise<v
 async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): Promise<void> {
   const { program, decision } = run;
   // Gathering and keeping evidence take seconds: a holder that saved meanwhile is not stuck.
-  if (decision.decision === "restart_stuck" && savedSinceGather(run, e.pid)) {
+  const judged = ["restart_stuck", "restart_idle", "restart_wedged"].includes(decision.decision);
+  if (judged && savedSinceGather(run, e.pid)) {
     run.claimClear = false;
     run.actions.push(`not stopped: pid ${e.pid} saved since the tick looked`);
     return;

@@ -1,71 +1,31 @@
-import type { Policy } from "../config/load.js";
 import { formatDuration } from "../util/duration.js";
+import { activityRule, quietWords } from "./activity-rule.js";
 import type { Effect } from "./effects.js";
-import type { FactName, Facts } from "./facts.js";
+import type { Facts } from "./facts.js";
 import { gapCredit, heartbeatAge, ms, pauseGraceEnd } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
+import {
+  type DecidePolicy,
+  type Decision,
+  isNeeds,
+  type Matched,
+  type NeedsFacts,
+  needs,
+  type RuleContext,
+  ruleContext,
+  startFor,
+} from "./rule-context.js";
 
 export type { Effect } from "./effects.js";
 export { gapCredit, gapsToRecord, heartbeatAge, isHoldersBeat, isStale } from "./gaps.js";
-
-export const DECISIONS = [
-  "locked",
-  "finished",
-  "hold",
-  "wait_pause",
-  "pause",
-  "foreign",
-  "ok",
-  "merge_in_flight",
-  "restart_stuck",
-  "restart_dead",
-  "start_after_hand_over",
-  "starting",
-  "start",
-  "stand_down",
-] as const;
-export type DecisionKind = (typeof DECISIONS)[number];
-
-/** The rule settings decide reads (all durations in ms). */
-export type DecidePolicy = Pick<
-  Policy,
-  | "cadence"
-  | "staleAfter"
-  | "claimGrace"
-  | "mergeMax"
-  | "crashLoopStarts"
-  | "crashLoopWithin"
-  | "noProgressHandOvers"
-  | "pauseFallback"
->;
-
-/** What to do, as data: `effects` in the order act() carries them out (DESIGN §1, §6). */
-export interface Decision {
-  decision: DecisionKind;
-  /** For people: why, in words an engineer reading at 7 am understands. */
-  reason: string;
-  /** The row of DESIGN §6 that matched. */
-  rule: number;
-  effects: Effect[];
-  heartbeat_age_ms?: number;
-  /** How much of a sleep or clock gap was not counted against the manager. */
-  gap_credit_ms?: number;
-}
-
-/** A matched rule, before the crash-loop guard: what its stand-down would say, if it came to that. */
-type Matched = Decision & { loop_prefix?: string };
-
-/**
- * Not an answer: the row reached needs facts gather has not read (they cost a transcript read or
- * a remote). judge() reads them and asks again; the rule order lives only here.
- */
-export interface NeedsFacts {
-  needs: FactName[];
-}
-
-export function isNeeds(d: Decision | NeedsFacts): d is NeedsFacts {
-  return "needs" in d;
-}
+export {
+  DECISIONS,
+  type DecidePolicy,
+  type Decision,
+  type DecisionKind,
+  isNeeds,
+  type NeedsFacts,
+} from "./rule-context.js";
 
 const fmt = formatDuration;
 
@@ -149,23 +109,6 @@ function matchRule(facts: Facts, policy: DecidePolicy): Matched | NeedsFacts {
   return seatRule(ctx) ?? aliveRule(ctx) ?? deadRule(ctx) ?? noClaimRule(ctx);
 }
 
-/** A request for facts not read yet (never an answer: judge() reads them and asks again). */
-function needs(fact: FactName): NeedsFacts {
-  return { needs: [fact] };
-}
-
-/** What the rows below rule 4 share: the unpause it may have journaled, and what is planned. */
-interface RuleContext {
-  facts: Facts;
-  policy: DecidePolicy;
-  now: number;
-  /** Effects every later row starts with (rule 4's unpause). */
-  pre: Effect[];
-  unpause: string | null;
-  /** Why the next start is planned (a hand-over, a resume, a pause's end), or null. */
-  plannedWhy: string | null;
-}
-
 /** Rules 0–3: another tick, finished, stood down, paused. Nothing to do but say so. */
 function settledRule(facts: Facts): Matched | null {
   const now = ms(facts.now);
@@ -211,36 +154,6 @@ function settledRule(facts: Facts): Matched | null {
   return null;
 }
 
-/** Rule 4 (a pause that is over) as a context for the rows below it. */
-function ruleContext(facts: Facts, policy: DecidePolicy): RuleContext {
-  let unpause: string | null = null;
-  if (facts.paused) {
-    // A pause at a usage limit ends when its window resets: the fresh manager is told so.
-    const w = facts.paused.window;
-    unpause = w
-      ? `the usage pause is over: the ${w} window reset at ${facts.paused.until}`
-      : `the pause until ${facts.paused.until} is over`;
-  }
-  return {
-    facts,
-    policy,
-    now: ms(facts.now),
-    pre: unpause ? [{ kind: "unpause", reason: unpause }] : [],
-    unpause,
-    plannedWhy:
-      facts.history.planned_next ?? (unpause ? "the first start after the pause ended" : null),
-  };
-}
-
-/** A start effect; the first start after a pause names the pause's end. */
-function startFor(ctx: RuleContext, why: string): Effect {
-  return {
-    kind: "start",
-    reason: ctx.unpause ? `${ctx.unpause}; ${why}` : why,
-    planned: ctx.plannedWhy !== null,
-  };
-}
-
 /** 5. Seat limited: pause until its reset. */
 function seatRule(ctx: RuleContext): Matched | null {
   const { facts, policy, now } = ctx;
@@ -280,14 +193,21 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   const credited = gapNote(hb.credit, hb.pauseCredit);
   const ages = { heartbeat_age_ms: hb.age, gap_credit_ms: hb.credit };
   const what = hb.saved ? "last save" : "claimed without a save";
-  // 7. Alive and fresh.
+  // 7. Alive and fresh; 9a–9c when it has been quiet for quiet_after (DESIGN §14).
   if (hb.age < policy.staleAfter) {
+    let quiet = "";
+    if (hb.age >= policy.quietAfter) {
+      if (facts.unread?.includes("activity")) return needs("activity");
+      const acted = activityRule(ctx, claim, ages);
+      if (acted) return acted;
+      quiet = quietWords(ctx, claim);
+    }
     const ls = facts.history.last_start;
     const unit = ls?.unit && ls.pid === claim.pid ? ` in ${ls.unit}` : "";
     return {
       decision: "ok",
       rule: 7,
-      reason: `pid ${claim.pid}${unit} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${credited}`,
+      reason: `pid ${claim.pid}${unit} alive, ${what} ${fmt(hb.age)} ago (stale after ${fmt(policy.staleAfter)})${credited}${quiet}`,
       effects: [...ctx.pre],
       ...ages,
     };

@@ -22,7 +22,19 @@ export type Effect =
   /** Break the claim of a dead, reused, unreadable or just-stopped holder. */
   | { kind: "break_claim" }
   | { kind: "stand_down"; reason: string }
-  | { kind: "start"; reason: string; planned: boolean };
+  | { kind: "start"; reason: string; planned: boolean }
+  /** Journal what an activity verdict found (DESIGN §14); `api_errors` and `blocked` page. */
+  | {
+      kind: "note";
+      type: "api_errors" | "blocked" | "restart_idle" | "restart_wedged";
+      pid: number;
+      reason: string;
+      activity: { verdict: string; evidence: string[] };
+      /** `blocked`: the holder's start, whose pane's screen goes into the page. */
+      start?: StartRecord | null;
+    }
+  /** Type one line into an idle manager's pane (rule 9a), journaled `nudged`. */
+  | { kind: "nudge"; pid: number; start: StartRecord; text: string; reason: string };
 
 /** The three things a tick stops, each with what it needs to find the process and its pane. */
 export type StopEffect =
@@ -66,6 +78,10 @@ export function describeEffect(e: Effect): string {
       return "would stand down";
     case "start":
       return `would start a manager${e.planned ? " (planned)" : ""}`;
+    case "note":
+      return `would journal ${e.type}`;
+    case "nudge":
+      return `would nudge pid ${e.pid} in its ${e.start.launcher} pane`;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { History } from "../journal/replay.js";
 import type { MergeLockState } from "../merge-lock/lock.js";
 import type { PageStatus } from "../page/status.js";
+import type { Activity } from "./activity.js";
 
 /**
  * Everything one tick saw about one program (DESIGN §1: gather's output, decide's input).
@@ -62,12 +63,17 @@ export interface Facts {
    * them (Decision.needs) only when its rules reach the row that uses them. Absent: all read.
    */
   unread?: FactName[];
+  /**
+   * What the holder is doing, read only for a live holder quiet for `quiet_after` (DESIGN §14):
+   * the verdict and its evidence in words.
+   */
+  activity?: Activity & { transcript: string | null };
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }
 
-/** The facts read on request: the manager's transcript (a refusal), the merge lock ref. */
-export type FactName = "seat_refusal" | "merge_lock";
+/** The facts read on request: the transcript (a refusal), the merge lock ref, the activity. */
+export type FactName = "seat_refusal" | "merge_lock" | "activity";
 
 /** A span in which the watchdog did not run for more than two intervals (ISO times). */
 export interface Gap {

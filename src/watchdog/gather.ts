@@ -211,7 +211,12 @@ export async function gather(
     heartbeat,
     merge_lock: null,
     history: hist,
-    unread: program.config.merge_lock ? ["seat_refusal", "merge_lock"] : ["seat_refusal"],
+    unread: [
+      "seat_refusal",
+      ...(program.config.merge_lock ? (["merge_lock"] as const) : []),
+      // A live holder's activity costs a process walk and a CPU sample: read when rule 7 asks.
+      ...(claim.state === "alive" ? (["activity"] as const) : []),
+    ],
   };
   const startProcess = lastStartProcess(hist);
   if (startProcess) facts.last_start_process = startProcess;
@@ -242,6 +247,18 @@ async function readFact(
       window: limit.window,
       ...(refusal ? { refusal } : {}),
     };
+  } else if (fact === "activity") {
+    if (facts.claim.state === "alive") {
+      const { readActivity } = await import("./activity-read.js");
+      const { spellEvent } = await import("./activity-rule.js");
+      const nudged = spellEvent(facts, facts.claim, "nudged");
+      facts.activity = await readActivity(
+        program,
+        { pid: facts.claim.pid, start_time: facts.claim.start_time },
+        now,
+        nudged ? Date.parse(nudged.at) : null,
+      );
+    }
   } else if (program.config.merge_lock) {
     facts.merge_lock = await mergeLockFacts(program, program.config.merge_lock, now);
   }

@@ -1,4 +1,5 @@
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -65,12 +66,19 @@ interface Session {
   w: ClaudeWindow;
   scrub(text: string): string;
   transcript(): string;
+  /** The claude process's descendants, one `comm args` line each. */
+  tree(): string[];
 }
 
 async function session(
   name: string,
   auth: Auth,
-  o: { trusted?: boolean; config?: Record<string, unknown>; env?: Record<string, string> } = {},
+  o: {
+    trusted?: boolean;
+    config?: Record<string, unknown>;
+    env?: Record<string, string>;
+    allow?: string[];
+  } = {},
 ): Promise<Session> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), `claude-capture-${name}-`)));
   const cwd = join(dir, "work");
@@ -82,7 +90,7 @@ async function session(
     auth,
     trusted: o.trusted === false ? [] : [cwd],
     config: o.config,
-    settings: { permissions: { allow: ["Bash"] }, ...captureSettings(cap, EVENTS) },
+    settings: { permissions: { allow: o.allow ?? ["Bash"] }, ...captureSettings(cap, EVENTS) },
   });
   const api = await new FakeAnthropic().start();
   const w = ClaudeWindow.start({
@@ -110,10 +118,39 @@ async function session(
   ];
   const scrub = (t: string) => pairs.reduce((s, [from, to]) => s.split(from).join(to), t);
   const transcript = () => {
+    if (!existsSync(folder)) return "";
     const files = readdirSync(folder).filter((f) => f.endsWith(".jsonl"));
     return files.map((f) => readFileSync(join(folder, f), "utf8")).join("");
   };
-  return { dir, cwd, cap, seat, api, w, scrub, transcript };
+  const tree = () => processTree(w.pid()).map((p) => scrub(p));
+  return { dir, cwd, cap, seat, api, w, scrub, transcript, tree };
+}
+
+/** The descendants of `pid` from /proc, as `pid ppid comm: args` without the pids. */
+function processTree(root: number): string[] {
+  const procs = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  const parent = new Map<number, number>();
+  const line = new Map<number, string>();
+  for (const d of procs) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const args = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").join(" ").trim();
+      parent.set(Number(d), ppid);
+      line.set(Number(d), `${comm}: ${args}`);
+    } catch {}
+  }
+  const out: string[] = [];
+  const walk = (pid: number, depth: number) => {
+    for (const [child, pp] of parent)
+      if (pp === pid) {
+        out.push(`${"  ".repeat(depth)}${line.get(child)}`);
+        walk(child, depth + 1);
+      }
+  };
+  walk(root, 0);
+  return out;
 }
 
 function write(file: string, text: string): void {
@@ -305,5 +342,182 @@ describe.concurrent(`capture from the real Claude Code ${CLAUDE_CODE_VERSION}`, 
     await prompt(s, "write hi");
     const a = await waitFor("StopFailure", () => captured(s.cap, "StopFailure")[0], 60_000);
     writeJson(s, "hook-stop-failure-429-no-unified.json", a.data);
+  });
+
+  it("api key: a long foreground Bash call, open in the transcript, and the process tree", async () => {
+    const s = await session("longbash", "api-key");
+    s.api.script(
+      {
+        when: (t) => t.main && t.lastUser.includes("sleep long"),
+        reply: {
+          tool: {
+            name: "Bash",
+            // 2.1.328 blocks a standalone `sleep N` ("use run_in_background"): a node timer instead.
+            input: {
+              command: 'node -e "setTimeout(() => {}, 25000)"',
+              description: "wait",
+              timeout: 600000,
+            },
+          },
+          usage: usage(14_000),
+        },
+      },
+      { when: (t) => t.main && t.toolResults.length > 0, reply: { text: "Slept." } },
+    );
+    await prompt(s, "sleep long");
+    await waitFor("the open call", () => s.tree().some((l) => l.includes("25000")), 30_000).catch(
+      (err) => {
+        log(`long bash: ${s.transcript().slice(-2000)}`);
+        throw err;
+      },
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    write("transcript-bash-open.jsonl", s.scrub(s.transcript()));
+    write("tree-bash-open.txt", s.tree().join("\n"));
+    await s.w.waitForScreen(/Slept\./, 60_000);
+    await waitFor("Stop", () => captured(s.cap, "Stop")[0], 20_000);
+    await new Promise((r) => setTimeout(r, 2000));
+    write("tree-idle.txt", s.tree().join("\n") || "(no children)");
+  });
+
+  it("api key: a background Bash call, the Stop that lists it, its notification", async () => {
+    const s = await session("background", "api-key");
+    s.api.script(
+      {
+        when: (t) => t.main && t.lastUser.includes("start it"),
+        reply: {
+          tool: {
+            name: "Bash",
+            input: {
+              command: "sleep 12",
+              description: "wait in the background",
+              run_in_background: true,
+            },
+          },
+          usage: usage(14_000),
+        },
+      },
+      {
+        when: (t) =>
+          t.main && t.toolResults.length > 0 && !t.lastUser.includes("task-notification"),
+        reply: { text: "Waiting for it." },
+      },
+      {
+        when: (t) => t.main && t.lastUser.includes("task-notification"),
+        reply: { text: "It ended." },
+      },
+    );
+    await prompt(s, "start it");
+    const stop = await waitFor("Stop", () => captured(s.cap, "Stop")[0], 30_000);
+    writeJson(s, "hook-stop-background.json", stop.data);
+    write("tree-background.txt", s.tree().join("\n"));
+    await s.w.waitForScreen(/It ended\./, 60_000);
+    const again = await waitFor("second Stop", () => captured(s.cap, "Stop")[1], 30_000);
+    writeJson(s, "hook-stop-after-background.json", again.data);
+    write("transcript-background.jsonl", s.scrub(s.transcript()));
+  });
+
+  it("api key: a permission prompt, its Notification and screen", async () => {
+    const s = await session("permission", "api-key", { allow: ["Bash(echo:*)"] });
+    s.api.script({
+      when: (t) => t.main && t.lastUser.includes("touch it"),
+      reply: bash("touch made.txt", { usage: usage(14_000) }),
+    });
+    await prompt(s, "touch it");
+    const note = await waitFor(
+      "permission Notification",
+      () =>
+        captured(s.cap, "Notification").find((c) => c.data?.notification_type !== "idle_prompt"),
+      60_000,
+    );
+    writeJson(s, "hook-notification-permission.json", note.data);
+    write("screen-permission-prompt.txt", s.scrub(s.w.screen().trimEnd()));
+    write("transcript-permission-prompt.jsonl", s.scrub(s.transcript()));
+  });
+
+  it("api key: 500s retried, the api_error entries while it retries", async () => {
+    const s = await session("retries", "api-key", { env: { CLAUDE_CODE_MAX_RETRIES: "6" } });
+    s.api.script({
+      when: (t) => t.main,
+      times: Number.POSITIVE_INFINITY,
+      reply: { status: 500, error: { type: "api_error", message: "Internal server error" } },
+    });
+    await prompt(s, "retry me");
+    // 2.1.328 writes each try as an `api-request` entry; nothing else until the turn ends.
+    await waitFor(
+      "three tries",
+      () => (s.transcript().match(/"type":"api-request"/g) ?? []).length >= 3,
+      60_000,
+    );
+    write("screen-retrying.txt", s.scrub(s.w.screen().trimEnd()));
+    write("transcript-retrying.jsonl", s.scrub(s.transcript()));
+    const fail = await waitFor("StopFailure", () => captured(s.cap, "StopFailure")[0], 120_000);
+    writeJson(s, "hook-stop-failure-500.json", fail.data);
+    // Claude Code writes its transcript in batches: wait for the turn's synthetic error entry.
+    await waitFor(
+      "the error entry",
+      () => s.transcript().includes('"isApiErrorMessage":true'),
+      30_000,
+    );
+    write("transcript-retries-ended.jsonl", s.scrub(s.transcript()));
+    log(`retries: ${s.api.mainTurns().length} main requests`);
+  });
+
+  it("api key: a sub-agent working while the main transcript is still", async () => {
+    const s = await session("subagent", "api-key");
+    s.api.script(
+      {
+        when: (t) => t.main && t.lastUser.includes("delegate") && t.toolResults.length === 0,
+        reply: {
+          tool: {
+            name: "Agent",
+            input: {
+              description: "sleep a while",
+              prompt: "run sleep 15",
+              subagent_type: "general-purpose",
+            },
+          },
+        },
+      },
+      {
+        when: (t) => t.main && t.lastUser.includes("run sleep 15") && t.toolResults.length === 0,
+        reply: bash("sleep 15"),
+      },
+      {
+        when: (t) =>
+          t.main &&
+          t.allUser.includes("run sleep 15") &&
+          t.toolResults.length > 0 &&
+          !t.allUser.includes("delegate"),
+        reply: { text: "Sub-agent done." },
+      },
+      { when: (t) => t.main && t.toolResults.length > 0, times: 3, reply: { text: "All done." } },
+    );
+    await prompt(s, "delegate");
+    await waitFor(
+      "the sub-agent's sleep",
+      () => s.tree().some((l) => l.includes("sleep 15")),
+      60_000,
+    ).catch(() =>
+      log(
+        `no sub-agent sleep; requests: ${s.api
+          .mainTurns()
+          .map((t) => t.lastUser.slice(0, 60))
+          .join(" | ")}`,
+      ),
+    );
+    write("transcript-subagent-main.jsonl", s.scrub(s.transcript()));
+    const folder = projectFolder(s.seat, s.cwd);
+    const subs: string[] = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(d, e.name));
+        else subs.push(join(d, e.name).slice(folder.length + 1));
+      }
+    };
+    walk(folder);
+    log(`subagent files: ${subs.join(", ")}`);
+    write("subagent-layout.txt", subs.map((f) => s.scrub(f)).join("\n"));
+    await s.w.waitForScreen(/All done\./, 60_000).catch(() => log(s.w.screen()));
   });
 });

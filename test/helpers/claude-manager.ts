@@ -50,6 +50,8 @@ export function claudeProgram(
     watchdog?: Record<string, unknown>;
     page?: Record<string, unknown>;
     env?: Record<string, string>;
+    /** More `permissions.allow` rules than `Bash(sheepdog:*)`. */
+    allow?: string[];
   } = {},
 ): ClaudeProgram {
   const p = tempProgram("catalog");
@@ -57,7 +59,10 @@ export function claudeProgram(
     dir: join(p.home, "seat"),
     auth: o.auth ?? "api-key",
     trusted: o.trusted === false ? [] : [p.root],
-    settings: { ...claudeSettings(), permissions: { allow: ["Bash(sheepdog:*)"] } },
+    settings: {
+      ...claudeSettings(),
+      permissions: { allow: ["Bash(sheepdog:*)", ...(o.allow ?? [])] },
+    },
   });
   const bin = standIns([]).bin; // `sheepdog` on PATH, for the model's Bash calls and the hooks
   const tmpdir = tempDir("sd-tmux-");
@@ -97,6 +102,8 @@ export function claudeProgram(
   writeFileSync(join(p.root, "MANAGER-PROMPT.md"), "Claim, save, and hand over when told.\n");
   const env = {
     ...p.env,
+    // The activity verdict's CPU sample (DESIGN §14), shorter than a second in tests.
+    SHEEPDOG_ACTIVITY_SAMPLE_MS: "500",
     SHEEPDOG_TMUX_SOCKET: socket,
     TMUX_TMPDIR: tmpdir,
     PATH: `${bin}:${process.env.PATH ?? ""}`,

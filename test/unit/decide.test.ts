@@ -28,6 +28,8 @@ const POLICY: DecidePolicy = {
   staleAfter: 45 * MIN,
   claimGrace: 10 * MIN,
   mergeMax: 120 * MIN,
+  quietAfter: 10 * MIN,
+  nudgeWait: 3 * MIN,
   crashLoopStarts: 3,
   crashLoopWithin: 60 * MIN,
   noProgressHandOvers: 3,
@@ -1515,4 +1517,141 @@ describe("decide (DESIGN §6, first match wins)", () => {
     expect(decide(f, POLICY)).toEqual(decide(f, POLICY));
     expect(f).toEqual(copy);
   });
+});
+
+describe("rules 9a–9c: a quiet live holder's activity (DESIGN §14)", () => {
+  const tmuxStart = started(61, true, { launcher: "tmux", pane: "%3", pid: 42, start_time: ST });
+  const QUIET_BEAT = [tmuxStart, claimed(60, 42), saved(12, 42)];
+  const act = (verdict: string, extra: Record<string, unknown> = {}) => ({
+    verdict,
+    evidence: [`${verdict} evidence`],
+    transcript: "/t/s.jsonl",
+    ...extra,
+  });
+  const run = (events: JournalEvent[], activity: unknown, beatMin = 12, unread = false) =>
+    ask(
+      factsOf({
+        name: "",
+        events,
+        want: { decision: "ok" },
+        facts: {
+          claim: alive(42, 60),
+          heartbeat: beat(beatMin, 42),
+          ...(activity ? { activity: activity as Facts["activity"] } : {}),
+          ...(unread ? { unread: ["activity"] } : {}),
+        },
+      }),
+      POLICY,
+    );
+  const names = (d: ReturnType<typeof run>) =>
+    isNeeds(d) ? d.needs : [d.decision, ...d.effects.map(effectName)];
+
+  it.each([
+    ["asks for the activity once quiet_after has passed", QUIET_BEAT, null, 12, true, ["activity"]],
+    ["does not ask before quiet_after", QUIET_BEAT, null, 5, true, ["ok"]],
+    ["working: left alone", QUIET_BEAT, act("working"), 12, false, ["ok"]],
+    ["waiting: left alone", QUIET_BEAT, act("waiting"), 12, false, ["ok"]],
+    [
+      "idle, not nudged: nudge",
+      QUIET_BEAT,
+      act("idle", { since: ago(11) }),
+      12,
+      false,
+      ["nudge", "nudge"],
+    ],
+    [
+      "idle, nudged 1m ago: wait nudge_wait",
+      [...QUIET_BEAT, ev(1, "nudged", { pid: 42 })],
+      act("idle"),
+      12,
+      false,
+      ["ok"],
+    ],
+    [
+      "idle, nudged 4m ago: restart_idle",
+      [...QUIET_BEAT, ev(4, "nudged", { pid: 42 })],
+      act("idle"),
+      12,
+      false,
+      ["restart_idle", "note", "keep_evidence", "stop:holder", "break_claim", "start"],
+    ],
+    [
+      "a nudge before the last save is another spell's",
+      [...QUIET_BEAT.slice(0, 2), ev(20, "nudged", { pid: 42 }), saved(12, 42)],
+      act("idle"),
+      12,
+      false,
+      ["nudge", "nudge"],
+    ],
+    [
+      "idle under the command launcher: restart at once",
+      [started(61, true, { pid: 42, start_time: ST }), claimed(60, 42), saved(12, 42)],
+      act("idle"),
+      12,
+      false,
+      ["restart_idle", "note", "keep_evidence", "stop:holder", "break_claim", "start"],
+    ],
+    [
+      "wedged: restart_wedged",
+      QUIET_BEAT,
+      act("wedged"),
+      12,
+      false,
+      ["restart_wedged", "note", "keep_evidence", "stop:holder", "break_claim", "start"],
+    ],
+    [
+      "api_retry (529): journaled and paged once",
+      QUIET_BEAT,
+      act("api_retry", { cause: "transient" }),
+      12,
+      false,
+      ["api_retry", "note"],
+    ],
+    [
+      "api_retry again in the spell: left alone",
+      [...QUIET_BEAT, ev(1, "api_errors", { pid: 42 })],
+      act("api_retry", { cause: "transient" }),
+      12,
+      false,
+      ["ok"],
+    ],
+    [
+      "api_retry at a usage limit: the refusal rule's",
+      QUIET_BEAT,
+      act("api_retry", { cause: "usage_limit" }),
+      12,
+      false,
+      ["ok"],
+    ],
+    [
+      "api_retry on auth or billing: stand down",
+      QUIET_BEAT,
+      act("api_retry", { cause: "auth" }),
+      12,
+      false,
+      ["stand_down", "stand_down"],
+    ],
+    ["blocked: paged once", QUIET_BEAT, act("blocked"), 12, false, ["blocked", "note"]],
+    [
+      "blocked again in the spell: left alone",
+      [...QUIET_BEAT, ev(1, "blocked", { pid: 42 })],
+      act("blocked"),
+      12,
+      false,
+      ["ok"],
+    ],
+    [
+      "blocked past stale_after: rule 9 stays the backstop",
+      QUIET_BEAT,
+      act("blocked"),
+      50,
+      false,
+      ["restart_stuck", "keep_evidence", "stop:holder", "break_claim", "start"],
+    ],
+  ] as [string, JournalEvent[], unknown, number, boolean, string[]][])(
+    "%s",
+    (_n, events, activity, beatMin, unread, want) => {
+      expect(names(run(events, activity, beatMin, unread))).toEqual(want);
+    },
+  );
 });

@@ -1,0 +1,124 @@
+// Reads the evidence for the activity verdict (DESIGN §14), only when decide asks for it: a live
+// holder whose heartbeat is older than quiet_after. Every read is bounded: the transcript's tail,
+// the sub-agent folder's listing, one process-table walk and a short CPU sample.
+import { readdirSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { ProgramContext } from "../config/context.js";
+import { envMs } from "../launch/env.js";
+import { cwdOf } from "../process/identity.js";
+import { descendants, treeCpuMs } from "../process/tree.js";
+import { readHookRecords } from "../usage/hook-records.js";
+import { seatOf } from "../usage/seat.js";
+import { lookupSession } from "../usage/sessions.js";
+import { findTranscript, managerTranscriptEnv } from "../usage/transcript.js";
+import { transcriptTail } from "../usage/transcript-tail.js";
+import { type Activity, type ActivityEvidence, activityOf, type ChildProcess } from "./activity.js";
+
+/** How long the holder's tree is watched for CPU (SHEEPDOG_ACTIVITY_SAMPLE_MS overrides). */
+const SAMPLE_MS = 1000;
+const SHELLS = new Set(["bash", "sh", "zsh", "dash", "fish", "ksh"]);
+
+/** The holder's transcript: its session map entry, else the newest in its project folder. */
+export function holderTranscript(
+  program: ProgramContext,
+  holder: { pid: number; start_time: string },
+): string | null {
+  try {
+    return findTranscript({
+      seat: seatOf(program.config),
+      cwd: cwdOf(holder.pid) ?? program.root,
+      manager: holder,
+      env: managerTranscriptEnv(program.config.manager.env),
+    });
+  } catch {
+    return null;
+  }
+}
+
+function mtime(path: string): number | null {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+/** The newest mtime among `<session>/subagents/*.jsonl` (Claude Code 2.1.328's layout). */
+function subagentsGrewAt(transcript: string): number | null {
+  const dir = join(transcript.slice(0, -".jsonl".length), "subagents");
+  let newest: number | null = null;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return null;
+  }
+  for (const name of names.slice(0, 200)) {
+    if (!name.endsWith(".jsonl")) continue;
+    const m = mtime(join(dir, name));
+    if (m !== null && (newest === null || m > newest)) newest = m;
+  }
+  return newest;
+}
+
+function childOf(p: { pid: number; comm: string; args: string }): ChildProcess {
+  const what = `${p.comm}: ${p.args}`.replace(/\s+/g, " ");
+  const wait = /\bsheepdog(?:\.m?js)?\s+wait\b/.test(p.args);
+  return {
+    pid: p.pid,
+    what: what.length > 120 ? `${what.slice(0, 119)}…` : what,
+    wakes: wait || SHELLS.has(p.comm),
+  };
+}
+
+/** Background tasks still running at the Stop (2.1.328 lists each with its `status`). */
+function runningCount(tasks: unknown[] | null, fallback: number): number {
+  if (!tasks) return fallback;
+  return tasks.filter((x) => {
+    const s = (x as { status?: unknown })?.status;
+    return s === undefined || s === "running" || s === "pending";
+  }).length;
+}
+
+/** Reads the evidence about a live holder and judges it. */
+export async function readActivity(
+  program: ProgramContext,
+  holder: { pid: number; start_time: string },
+  now: number,
+  /** This spell's nudge (epoch ms), once one was sent. */
+  nudgedAt: number | null = null,
+): Promise<Activity & { transcript: string | null }> {
+  const transcript = holderTranscript(program, holder);
+  const session =
+    lookupSession(holder)?.session_id ?? (transcript ? basename(transcript, ".jsonl") : null);
+  const hooks = session ? readHookRecords(session) : { stop: null, notification: null };
+  const main = transcript ? mtime(transcript) : null;
+  const sub = transcript ? subagentsGrewAt(transcript) : null;
+  const grewInSub = sub !== null && (main === null || sub > main);
+  const grew = grewInSub ? sub : main;
+  const windowMs = envMs("SHEEPDOG_ACTIVITY_SAMPLE_MS", SAMPLE_MS);
+  const ev: ActivityEvidence = {
+    transcript,
+    tail: transcript ? transcriptTail(transcript) : { state: "unknown", at: null },
+    grew_at: grew !== null ? new Date(grew).toISOString() : null,
+    grew_in_subagent: grewInSub,
+    children: descendants(holder.pid).map(childOf),
+    cpu_ms: await treeCpuMs(holder.pid, windowMs),
+    cpu_window_ms: windowMs,
+    stop: hooks.stop
+      ? {
+          at: hooks.stop.at,
+          background_count: runningCount(hooks.stop.background_tasks, hooks.stop.background_count),
+          cron_count: hooks.stop.cron_count,
+        }
+      : null,
+    notification: hooks.notification
+      ? {
+          at: hooks.notification.at,
+          type: hooks.notification.notification_type,
+          message: hooks.notification.message,
+        }
+      : null,
+  };
+  return { ...activityOf(ev, now, program.policy.quietAfter, nudgedAt), transcript };
+}
