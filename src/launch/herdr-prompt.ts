@@ -33,25 +33,33 @@ export interface Arrival {
   stateDir: string;
 }
 
-/** `agent prompt … --wait`: whether Herdr said delivered (a stall or timeout proves nothing). */
-async function sendPrompt(s: AgentStart, prompt: string, t: PromptTiming): Promise<string> {
+/**
+ * `herdr agent prompt NAME TEXT --wait --until working`: whether Herdr said delivered, or
+ * `blocked`, or the stall or timeout it answered (which proves nothing either way).
+ */
+export async function agentPrompt(
+  name: string,
+  text: string,
+  promptMs: number,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   try {
     await herdrJson(
       {
-        command: `herdr agent prompt ${s.name}`,
+        command: `herdr agent prompt ${name}`,
         args: [
           "agent",
           "prompt",
-          s.name,
-          prompt,
+          name,
+          text,
           "--wait",
           "--until",
           "working",
           "--timeout",
-          String(t.promptMs),
+          String(promptMs),
         ],
-        waitMs: t.promptMs,
-        env: s.env,
+        waitMs: promptMs,
+        env,
       },
       results.agentPrompted,
     );
@@ -62,6 +70,10 @@ async function sendPrompt(s: AgentStart, prompt: string, t: PromptTiming): Promi
     if (/^(agent_prompt_stalled|timeout)$/.test(err.code)) return err.code;
     throw err;
   }
+}
+
+function sendPrompt(s: AgentStart, prompt: string, t: PromptTiming): Promise<string> {
+  return agentPrompt(s.name, prompt, t.promptMs, s.env);
 }
 
 function pressEnter(s: AgentStart): Promise<string> {

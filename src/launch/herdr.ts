@@ -13,7 +13,12 @@ import { screenTail } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv } from "./env.js";
 import { managerClaimed } from "./herdr-claimed.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
-import { type Arrival, type PromptTiming, promptUntilArrived } from "./herdr-prompt.js";
+import {
+  type Arrival,
+  agentPrompt,
+  type PromptTiming,
+  promptUntilArrived,
+} from "./herdr-prompt.js";
 import { results } from "./herdr-schema.js";
 import { visibleScreen } from "./herdr-screen.js";
 import { type AgentStart, agentNow, agentProcess, startAgent } from "./herdr-start.js";
@@ -269,33 +274,11 @@ async function nudge(program: ProgramContext, launched: Launched, text: string) 
   const env = launchEnv(program);
   const pane = await ownPane(launched, env);
   if (!pane || !launched.agent) return null;
-  const timeoutMs = 20_000;
-  try {
-    await herdrJson(
-      {
-        command: `herdr agent prompt ${launched.agent}`,
-        args: [
-          "agent",
-          "prompt",
-          launched.agent,
-          text,
-          "--wait",
-          "--until",
-          "working",
-          "--timeout",
-          String(timeoutMs),
-        ],
-        waitMs: timeoutMs,
-        env,
-      },
-      results.agentPrompted,
-    );
-    return `herdr agent prompt ${launched.agent} (pane ${pane})`;
-  } catch (err) {
-    if (err instanceof HerdrError && /^(agent_prompt_stalled|timeout)$/.test(err.code))
-      return `herdr agent prompt ${launched.agent} (pane ${pane}; herdr said ${err.code})`;
-    throw err;
-  }
+  const said = await agentPrompt(launched.agent, text, 20_000, env);
+  if (said === "blocked")
+    throw new RuntimeFailure(`herdr agent prompt ${launched.agent}: agent_blocked`);
+  const note = said === "herdr said delivered" ? "" : `; herdr said ${said}`;
+  return `herdr agent prompt ${launched.agent} (pane ${pane}${note})`;
 }
 
 export const launcher: Launcher = { start: (req) => startHerdr(req), close, screen, nudge };

@@ -3,6 +3,7 @@ import { sheepdogHome } from "../config/resolve.js";
 import type { JournalEvent } from "../journal/journal.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
+import { LIVE_RESTARTS } from "../watchdog/rule-context.js";
 import type { Page } from "./ntfy.js";
 
 /** The kinds of page; de-duplication and retries are per program and kind. */
@@ -45,8 +46,9 @@ function clip(text: string, max: number): string {
  * to a stand-down (whose own page says it) is housekeeping.
  */
 export function isStuckStop(e: JournalEvent): boolean {
-  const rule9 = ["restart_stuck", "restart_idle", "restart_wedged"];
-  return e.type === "manager_stopped" && rule9.includes(String(e.decision)) && e.planned !== true;
+  return (
+    e.type === "manager_stopped" && LIVE_RESTARTS.includes(String(e.decision)) && e.planned !== true
+  );
 }
 
 /** The kind of page an event calls for, or null. */

@@ -166,6 +166,82 @@ export function livenessOf(id: { pid: number; start_time: string; machine_id: st
   return info.startTime === id.start_time ? "alive" : "reused";
 }
 
+/** One row of the process table (Linux: /proc; macOS: `ps`). */
+export interface ProcessRow {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** One-letter state: R, S, D, T, Z, X… */
+  state: string;
+  /** The executable's name (`bash`, `node`). */
+  comm: string;
+  /** The command line, arguments joined by spaces; "" unless asked for on Linux. */
+  args: string;
+}
+
+/** Whether a row is a zombie or dead: not a member of anything any more. */
+export const isGone = (r: ProcessRow): boolean => r.state === "Z" || r.state === "X";
+
+function macTable(): ProcessRow[] {
+  let out: string;
+  try {
+    // No `comm=` column: a name with spaces would shift the ones after it.
+    out = execFileSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,stat=,args="], {
+      encoding: "utf8",
+      env: { ...process.env, LC_ALL: "C" },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    return [];
+  }
+  return out.split("\n").flatMap((line) => {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S)\S*\s*(.*)$/.exec(line);
+    if (!m) return [];
+    const args = m[5] ?? "";
+    const comm = (args.split(" ")[0] ?? "").split("/").pop() ?? "";
+    return [
+      { pid: Number(m[1]), ppid: Number(m[2]), pgid: Number(m[3]), state: m[4] ?? "?", comm, args },
+    ];
+  });
+}
+
+function linuxTable(withArgs: boolean): ProcessRow[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const rows: ProcessRow[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const fields = stat.slice(close + 2).split(" ");
+      const args = withArgs
+        ? readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").trim()
+        : "";
+      rows.push({
+        pid: Number(name),
+        ppid: Number(fields[1]),
+        pgid: Number(fields[2]),
+        state: fields[0] ?? "?",
+        comm: stat.slice(stat.indexOf("(") + 1, close),
+        args,
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return rows;
+}
+
+/** Every process's row; `args` costs a file read per process on Linux, so it is asked for. */
+export function processTable(o: { args?: boolean } = {}): ProcessRow[] {
+  return isMac ? macTable() : linuxTable(o.args === true);
+}
+
 /**
  * The pids of the live (not zombie) members of process group `pgid`, leader included. Used
  * only after the leader was verified by start time: while a group has members its id cannot
@@ -173,44 +249,9 @@ export function livenessOf(id: { pid: number; start_time: string; machine_id: st
  */
 export function groupMembers(pgid: number): number[] {
   if (!Number.isInteger(pgid) || pgid <= 1) return [];
-  if (isMac) {
-    let out: string;
-    try {
-      out = execFileSync("ps", ["-A", "-o", "pid=,pgid=,stat="], {
-        encoding: "utf8",
-        env: { ...process.env, LC_ALL: "C" },
-        stdio: ["ignore", "pipe", "ignore"],
-      });
-    } catch {
-      return [];
-    }
-    const members: number[] = [];
-    for (const line of out.split("\n")) {
-      const m = /^\s*(\d+)\s+(\d+)\s+(\S)/.exec(line);
-      if (m && Number(m[2]) === pgid && m[3] !== "Z") members.push(Number(m[1]));
-    }
-    return members;
-  }
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  const members: number[] = [];
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
-    } catch {
-      continue; // gone meanwhile
-    }
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const state = fields[0] ?? "?";
-    if (Number(fields[2]) === pgid && state !== "Z" && state !== "X") members.push(Number(name));
-  }
-  return members;
+  return processTable()
+    .filter((r) => r.pgid === pgid && !isGone(r))
+    .map((r) => r.pid);
 }
 
 /** The working directory of a live process, when this OS lets us see it. */

@@ -1,8 +1,7 @@
 // A manager's process tree (DESIGN §14): its live descendants (a background shell, `sheepdog
 // wait`, MCP servers) and the CPU the whole tree used over a short sample. Read only when the
 // watchdog asks whether a quiet manager is working, waiting or idle.
-import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { isGone, type ProcessRow, processTable } from "./identity.js";
 
 export interface TreeProcess {
   pid: number;
@@ -13,66 +12,11 @@ export interface TreeProcess {
   args: string;
 }
 
-interface ProcRow extends TreeProcess {
-  zombie: boolean;
-}
-
-function linuxRows(): ProcRow[] {
-  const rows: ProcRow[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      const fields = stat.slice(close + 2).split(" ");
-      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").trim();
-      rows.push({
-        pid: Number(name),
-        ppid: Number(fields[1]),
-        comm: stat.slice(stat.indexOf("(") + 1, close),
-        args,
-        zombie: fields[0] === "Z" || fields[0] === "X",
-      });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return rows;
-}
-
-function psRows(): ProcRow[] {
-  let out: string;
-  try {
-    out = execFileSync("ps", ["-A", "-o", "pid=,ppid=,stat=,comm=,args="], {
-      encoding: "utf8",
-      env: { ...process.env, LC_ALL: "C" },
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-  } catch {
-    return [];
-  }
-  return out.split("\n").flatMap((line) => {
-    const m = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s*(.*)$/.exec(line);
-    if (!m) return [];
-    const comm = (m[4] ?? "").split("/").pop() ?? "";
-    return [
-      {
-        pid: Number(m[1]),
-        ppid: Number(m[2]),
-        comm,
-        args: m[5] ?? "",
-        zombie: (m[3] ?? "").startsWith("Z"),
-      },
-    ];
-  });
-}
-
 /** The live (not zombie) descendants of `root`, parents before their children. */
 export function descendants(root: number): TreeProcess[] {
-  const rows = process.platform === "linux" ? linuxRows() : psRows();
-  const children = new Map<number, ProcRow[]>();
-  for (const r of rows) {
-    if (r.zombie) continue;
+  const children = new Map<number, ProcessRow[]>();
+  for (const r of processTable({ args: true })) {
+    if (isGone(r)) continue;
     const list = children.get(r.ppid) ?? [];
     list.push(r);
     children.set(r.ppid, list);
@@ -106,15 +50,20 @@ async function cpuTimes(pids: number[]): Promise<Map<number, number>> {
 }
 
 /**
- * The CPU (ms) that `root` and its descendants used over `windowMs`: a process that started
- * during the sample counts with all it used. Null when `root` could not be measured.
+ * The CPU (ms) that `root` and its descendants used over `windowMs` (a process that started
+ * during the sample counts with all it used; null when `root` could not be measured), and
+ * the descendants as the sample's end found them.
  */
-export async function treeCpuMs(root: number, windowMs: number): Promise<number | null> {
+export async function sampleTree(
+  root: number,
+  windowMs: number,
+): Promise<{ cpu_ms: number | null; tree: TreeProcess[] }> {
   const before = await cpuTimes([root, ...descendants(root).map((p) => p.pid)]);
-  if (!before.has(root)) return null;
+  if (!before.has(root)) return { cpu_ms: null, tree: descendants(root) };
   await new Promise((r) => setTimeout(r, windowMs));
-  const after = await cpuTimes([root, ...descendants(root).map((p) => p.pid)]);
+  const tree = descendants(root);
+  const after = await cpuTimes([root, ...tree.map((p) => p.pid)]);
   let used = 0;
   for (const [pid, t] of after) used += Math.max(0, t - (before.get(pid) ?? 0));
-  return used;
+  return { cpu_ms: used, tree };
 }

@@ -5,6 +5,7 @@
 // try of a request is an `api-request` entry, so a retry storm is a run of them with nothing
 // after; a turn an API error ended is a synthetic assistant entry (`isApiErrorMessage`).
 import { type BackLine, linesBackward } from "./backward.js";
+import { textOf } from "./transcript.js";
 
 /** How far back a tail read goes, at most: the cost never grows with the transcript. */
 const MAX_LINES = 400;
@@ -60,15 +61,6 @@ function parse(line: BackLine): Entry | null {
   } catch {
     return null; // torn
   }
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((b) => (b && typeof b.text === "string" ? b.text : ""))
-    .filter(Boolean)
-    .join("\n");
 }
 
 /** What one main-chain entry says about the turn, or null to look further back. */

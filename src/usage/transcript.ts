@@ -42,7 +42,8 @@ type Kind =
   | { kind: "boundary"; tokens: number | null }
   | { kind: "other" };
 
-function textOf(content: unknown): string {
+/** The text blocks of a message's content, joined (a string content is its own text). */
+export function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content

@@ -14,6 +14,7 @@ import { iso } from "../util/time.js";
 import type { Decision } from "./decide.js";
 import type { Effect, StopEffect } from "./effects.js";
 import type { Facts } from "./facts.js";
+import { LIVE_RESTARTS } from "./rule-context.js";
 
 /** TERM, then KILL after this long (DESIGN §6 rule 9). */
 export const STOP_GRACE_MS = 10_000;
@@ -271,8 +272,7 @@ async function closePane(program: ProgramContext, start: StartRecord): Promise<v
 async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): Promise<void> {
   const { program, decision } = run;
   // Gathering and keeping evidence take seconds: a holder that saved meanwhile is not stuck.
-  const judged = ["restart_stuck", "restart_idle", "restart_wedged"].includes(decision.decision);
-  if (judged && savedSinceGather(run, e.pid)) {
+  if (LIVE_RESTARTS.includes(decision.decision) && savedSinceGather(run, e.pid)) {
     run.claimClear = false;
     run.actions.push(`not stopped: pid ${e.pid} saved since the tick looked`);
     return;

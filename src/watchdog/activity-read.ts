@@ -5,35 +5,16 @@ import { readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { envMs } from "../launch/env.js";
-import { cwdOf } from "../process/identity.js";
-import { descendants, treeCpuMs } from "../process/tree.js";
+import { sampleTree } from "../process/tree.js";
 import { readHookRecords } from "../usage/hook-records.js";
-import { seatOf } from "../usage/seat.js";
 import { lookupSession } from "../usage/sessions.js";
-import { findTranscript, managerTranscriptEnv } from "../usage/transcript.js";
 import { transcriptTail } from "../usage/transcript-tail.js";
 import { type Activity, type ActivityEvidence, activityOf, type ChildProcess } from "./activity.js";
+import { holderTranscript } from "./holder-transcript.js";
 
 /** How long the holder's tree is watched for CPU (SHEEPDOG_ACTIVITY_SAMPLE_MS overrides). */
 const SAMPLE_MS = 1000;
 const SHELLS = new Set(["bash", "sh", "zsh", "dash", "fish", "ksh"]);
-
-/** The holder's transcript: its session map entry, else the newest in its project folder. */
-export function holderTranscript(
-  program: ProgramContext,
-  holder: { pid: number; start_time: string },
-): string | null {
-  try {
-    return findTranscript({
-      seat: seatOf(program.config),
-      cwd: cwdOf(holder.pid) ?? program.root,
-      manager: holder,
-      env: managerTranscriptEnv(program.config.manager.env),
-    });
-  } catch {
-    return null;
-  }
-}
 
 function mtime(path: string): number | null {
   try {
@@ -88,7 +69,12 @@ export async function readActivity(
   /** This spell's nudge (epoch ms), once one was sent. */
   nudgedAt: number | null = null,
 ): Promise<Activity & { transcript: string | null }> {
-  const transcript = holderTranscript(program, holder);
+  let transcript: string | null = null;
+  try {
+    transcript = holderTranscript(program, holder);
+  } catch {
+    // no transcript to read: less evidence
+  }
   const session =
     lookupSession(holder)?.session_id ?? (transcript ? basename(transcript, ".jsonl") : null);
   const hooks = session ? readHookRecords(session) : { stop: null, notification: null };
@@ -97,13 +83,14 @@ export async function readActivity(
   const grewInSub = sub !== null && (main === null || sub > main);
   const grew = grewInSub ? sub : main;
   const windowMs = envMs("SHEEPDOG_ACTIVITY_SAMPLE_MS", SAMPLE_MS);
+  const sample = await sampleTree(holder.pid, windowMs);
   const ev: ActivityEvidence = {
     transcript,
     tail: transcript ? transcriptTail(transcript) : { state: "unknown", at: null },
     grew_at: grew !== null ? new Date(grew).toISOString() : null,
     grew_in_subagent: grewInSub,
-    children: descendants(holder.pid).map(childOf),
-    cpu_ms: await treeCpuMs(holder.pid, windowMs),
+    children: sample.tree.map(childOf),
+    cpu_ms: sample.cpu_ms,
     cpu_window_ms: windowMs,
     stop: hooks.stop
       ? {

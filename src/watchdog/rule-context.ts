@@ -28,6 +28,9 @@ export const DECISIONS = [
 ] as const;
 export type DecisionKind = (typeof DECISIONS)[number];
 
+/** The decisions that stop a live holder as an incident: rule 9 and its sooner forms (9a, 9b). */
+export const LIVE_RESTARTS: readonly string[] = ["restart_stuck", "restart_idle", "restart_wedged"];
+
 /** The rule settings decide reads (all durations in ms). */
 export type DecidePolicy = Pick<
   Policy,
