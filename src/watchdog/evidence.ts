@@ -6,10 +6,11 @@ import { launchedOf, launcherFor } from "../launch/index.js";
 import { describeCpu, sampleCpu } from "../process/cpu.js";
 import { cwdOf, processInfo } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
-import { findTranscript, readTail } from "../usage/transcript.js";
+import { readTail } from "../usage/transcript.js";
 import { writeFileAtomic, writeJsonAtomic } from "../util/fs.js";
 import type { Decision } from "./decide.js";
 import type { Facts } from "./facts.js";
+import { holderTranscript } from "./holder-transcript.js";
 
 const TAIL_BYTES = 64 * 1024;
 
@@ -45,11 +46,7 @@ export async function keepEvidence(
 
   const cwd = cwdOf(pid) ?? program.root;
   try {
-    const transcript = findTranscript({
-      seat: seatOf(program.config),
-      cwd,
-      manager: { pid, start_time },
-    });
+    const transcript = holderTranscript(program, { pid, start_time });
     if (transcript) {
       writeFileAtomic(join(dir, "transcript-tail.jsonl"), readTail(transcript, TAIL_BYTES));
       notes.push(`transcript: ${transcript}`);
