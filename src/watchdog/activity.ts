@@ -1,6 +1,7 @@
 // The activity verdict (DESIGN §14): whether a quiet manager is working, waiting, idle, wedged,
 // retrying the API, or blocked at a prompt, from evidence gather read. Pure: no I/O, no clock.
 // Evidence only ever makes a restart sooner; a verdict never delays rule 9.
+import { parseRefusal } from "../usage/refusal.js";
 import type { TailState } from "../usage/transcript-tail.js";
 import { formatDuration } from "../util/duration.js";
 
@@ -87,8 +88,8 @@ export function apiCauseOf(e: {
     e.error === "billing_error"
   )
     return "auth";
-  const limitText =
-    /usage limit|hit your .*limit/i.test(e.text) && !/not your usage limit/i.test(e.text);
+  // The refusal rule's own reading of a limit text (DESIGN §5); a time is not needed to tell.
+  const limitText = parseRefusal(e.text, 0, "UTC") !== null;
   if (e.error === "rate_limit" && limitText) return "usage_limit";
   return "transient";
 }
