@@ -2,7 +2,8 @@
 // (2.1.328) really wrote: its transcript, its hooks' records and its process tree. The fake
 // model stages each situation after the manager's first save; quiet_after is seconds here.
 // Each test has its own fake API and tmux server, so they run side by side.
-import { basename } from "node:path";
+import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { descendants } from "../src/process/tree.js";
 import { readHookRecords } from "../src/usage/hook-records.js";
@@ -14,7 +15,9 @@ import {
   saveAnswers,
   usageOf,
 } from "./helpers/claude-manager.js";
+import { sheepdogAsync } from "./helpers/cli.js";
 import { FakeAnthropic, type Rule, type Turn } from "./helpers/fake-anthropic.js";
+import { type Freezer, freezerMissing, makeFreezer } from "./helpers/freezer.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { skipWithout } from "./helpers/tools.js";
 import { isAlive, ofType, tickAsync, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
@@ -27,7 +30,9 @@ const timing = (what: string, fromIso: unknown, toIso: unknown) =>
   process.stderr.write(`claude-activity timing: ${what}: ${ms(toIso) - ms(fromIso)} ms\n`);
 
 const apis: FakeAnthropic[] = [];
+const freezers: Freezer[] = [];
 afterAll(async () => {
+  for (const f of freezers) f.remove();
   await Promise.all(apis.map((a) => a.stop()));
 });
 
@@ -167,6 +172,14 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       expect(t.report.reason).toMatch(/waiting: .*sheepdog wait/);
       const facts = t.report.facts as { activity?: { verdict: string } };
       expect(facts.activity?.verdict).toBe("waiting");
+      // last-tick.json keeps the verdict with its evidence, and status says it in words.
+      const last = JSON.parse(readFileSync(join(m.p.stateDir, "last-tick.json"), "utf8"));
+      expect(last.facts.activity).toMatchObject({
+        verdict: "waiting",
+        evidence: expect.arrayContaining([expect.stringMatching(/sheepdog wait/)]),
+      });
+      const status = await sheepdogAsync(["status", "--wide"], { env: m.p.env });
+      expect(status.stdout).toMatch(/ok: .*waiting: the turn ended .*sheepdog wait/);
       expect(ofType(m.p.stateDir, "nudged")).toHaveLength(0);
       expect(ofType(m.p.stateDir, "manager_stopped")).toHaveLength(0);
     }, 120_000);
@@ -188,6 +201,53 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       );
       expect(ofType(m.p.stateDir, "manager_stopped")).toHaveLength(0);
     }, 120_000);
+
+    it.skipIf(
+      skipWithout("cgroup freezer", freezerMissing(), "run as root with /sys/fs/cgroup/freezer"),
+    )(
+      "a Bash call that hangs past its own limit is restarted as wedged",
+      async () => {
+        // The CLI hangs (frozen: no CPU, no growth) while its Bash call is open. Unfrozen, 2.1.328
+        // would move the command to the background at its 5 s timeout and end the call.
+        const m = await managerThen(
+          [bashAfterSave({ command: 'node -e "setTimeout(() => {}, 60000)"', timeout: 5000 })],
+          { allow: ["Bash(node:*)"] },
+        );
+        await waitFor("the call's process", () =>
+          descendants(m.pid).some((c) => c.args.includes("setTimeout")),
+        );
+        const freezer = makeFreezer("wedged");
+        freezers.push(freezer);
+        freezer.freeze([m.pid]);
+        const frozenAt = new Date().toISOString();
+        // A frozen process takes no signal: thawed once the tick has decided, its TERM lands.
+        const thaw = setInterval(() => {
+          if (ofType(m.p.stateDir, "restart_wedged").length > 0) {
+            clearInterval(thaw);
+            freezer.thaw();
+          }
+        }, 100);
+        try {
+          const r = await tickUntil(m.p, "restart_wedged", ["ok"]);
+          expect(r.reason).toMatch(
+            /wedged: a Bash call has been open since .* past its own limit of 5s/,
+          );
+        } finally {
+          clearInterval(thaw);
+          freezer.thaw();
+        }
+        const [wedged] = ofType(m.p.stateDir, "restart_wedged");
+        expect(wedged).toMatchObject({ pid: m.pid, verdict: "wedged" });
+        const [stopped] = ofType(m.p.stateDir, "manager_stopped");
+        expect(stopped).toMatchObject({ pid: m.pid, decision: "restart_wedged" });
+        expect(ofType(m.p.stateDir, "nudged")).toHaveLength(0);
+        expect(isAlive(m.pid, m.start_time)).toBe(false);
+        const next = ofType(m.p.stateDir, "manager_started")[1];
+        await waitForClaimBy(m.p.stateDir, next?.pid as number);
+        timing("hang to restart_wedged (Bash timeout 5s, quiet_after 6s)", frozenAt, stopped?.at);
+      },
+      150_000,
+    );
 
     it("a 529 storm pages once and never restarts", async () => {
       const m = await managerThen(

@@ -111,6 +111,7 @@ describe("doctor", () => {
       "state",
       "timer",
       "cadence",
+      "activity",
       "last_tick",
       "watcher",
       "tool:sheepdog",
@@ -375,7 +376,36 @@ describe("doctor", () => {
       /^warning: .*program\.json: watchdog\.stale_after \(8m\) is under twice/,
     );
     const json = JSON.parse(sheepdog(["check", "--program", p.root, "--json"], { env }).stdout);
-    expect(json.warnings).toHaveLength(1);
+    // and the activity rules get no window under an 8m stale_after (quiet_after is 10m)
+    expect(json.warnings).toEqual([
+      expect.stringMatching(/stale_after \(8m\) is under twice/),
+      expect.stringMatching(/quiet_after \(10m\) is not under watchdog\.stale_after \(8m\)/),
+    ]);
+  });
+
+  it("the activity check: quiet_after (+ nudge_wait) at or past stale_after warns, in doctor and check", () => {
+    healthy();
+    const activity = () => doctor().report.checks.find((c) => c.check === "activity");
+    expect(activity()).toMatchObject({ status: "ok" });
+    expect(activity()?.detail).toMatch(
+      /judged after 10m, .* restarted 3m after its nudge, .* stale_after 45m/,
+    );
+    const config = JSON.parse(readFileSync(join(p.root, "program.json"), "utf8"));
+    const write = (w: Record<string, string>) =>
+      writeFileSync(
+        join(p.root, "program.json"),
+        JSON.stringify({ ...config, watchdog: { ...config.watchdog, ...w } }),
+      );
+    write({ quiet_after: "45m" });
+    expect(activity()).toMatchObject({ status: "warn" });
+    expect(activity()?.detail).toMatch(
+      /quiet_after \(45m\) is not under watchdog\.stale_after \(45m\): the activity rules never run/,
+    );
+    write({ quiet_after: "40m", nudge_wait: "5m" });
+    expect(activity()?.detail).toMatch(/quiet_after \+ nudge_wait \(45m\) is not under .*\(45m\)/);
+    const check = sheepdog(["check", "--program", p.root], { env });
+    expect(check.code).toBe(0);
+    expect(check.stderr).toMatch(/^warning: .*program\.json: watchdog\.quiet_after \+ nudge_wait/m);
   });
 
   it("a unit whose PATH has no sheepdog fails: its managers could not run sheepdog claim or save (issue 18)", () => {

@@ -1,5 +1,5 @@
 import { openProgram } from "../config/context.js";
-import { configWarnings, policyWarnings } from "../config/warnings.js";
+import { activityWarnings, configWarnings, policyWarnings } from "../config/warnings.js";
 import { EXIT } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
 
@@ -9,6 +9,7 @@ export async function run(argv: string[]): Promise<number> {
   const warnings = [
     ...configWarnings(program.config),
     ...policyWarnings(program.policy, program.policy.interval),
+    ...activityWarnings(program.policy),
   ];
   if (values.json) {
     process.stdout.write(

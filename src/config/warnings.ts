@@ -24,3 +24,24 @@ export function policyWarnings(policy: Pick<Policy, "staleAfter">, cadence: numb
     );
   return out;
 }
+
+/**
+ * The activity rules (DESIGN §14) only run between quiet_after and stale_after: at or past
+ * stale_after rule 9 restarts first, so an idle manager is never nudged, and a nudge's restart
+ * needs nudge_wait more before rule 9 comes.
+ */
+export function activityWarnings(
+  policy: Pick<Policy, "staleAfter" | "quietAfter" | "nudgeWait">,
+): string[] {
+  const { staleAfter, quietAfter, nudgeWait } = policy;
+  const d = formatDuration;
+  if (quietAfter >= staleAfter)
+    return [
+      `watchdog.quiet_after (${d(quietAfter)}) is not under watchdog.stale_after (${d(staleAfter)}): the activity rules never run, so an idle or wedged manager waits the whole stale_after and a permission prompt is never paged`,
+    ];
+  if (quietAfter + nudgeWait >= staleAfter)
+    return [
+      `watchdog.quiet_after + nudge_wait (${d(quietAfter + nudgeWait)}) is not under watchdog.stale_after (${d(staleAfter)}): an idle manager is nudged but rule 9 restarts it before nudge_wait ends`,
+    ];
+  return [];
+}

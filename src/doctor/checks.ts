@@ -7,7 +7,13 @@ import { type Installed, installedLaunchd, installedSystemd } from "../install/i
 import { homeDir } from "../install/target.js";
 import { stateDirOf, stateDirProblem } from "../state/dir.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
-import { cadenceCheck, coveringUnits, lastTickCheck, timerCheck } from "./schedule-checks.js";
+import {
+  activityCheck,
+  cadenceCheck,
+  coveringUnits,
+  lastTickCheck,
+  timerCheck,
+} from "./schedule-checks.js";
 import { hookChecks, pagesCheck, statuslineCheck, toolChecks } from "./tool-checks.js";
 import { trustCheck } from "./trust.js";
 import { watcherCheck } from "./watcher.js";
@@ -98,6 +104,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     stateCheck(program.name, root),
     timerCheck(program, covering, inert),
     cadenceCheck(program, covering),
+    activityCheck(program),
     lastTickCheck(program, covering),
     watcherCheck(program, nativeScheduler()),
     ...toolChecks(program, covering),

@@ -2,7 +2,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Program } from "../config/load.js";
-import { policyWarnings } from "../config/warnings.js";
+import { activityWarnings, policyWarnings } from "../config/warnings.js";
 import type { Installed, Scheduler } from "../install/installed.js";
 import { ALL_INTERVAL } from "../install/target.js";
 import { stateDirOf, stateFiles } from "../state/dir.js";
@@ -183,3 +183,22 @@ export function lastTickCheck(program: Program, covering: Installed[]): Check {
 }
 
 /** The argv[0]s a program's manager launcher needs, with whether each is required. */
+
+/** Whether the activity rules (DESIGN §14) get their window before rule 9. */
+export function activityCheck(program: Program): Check {
+  const { quietAfter, nudgeWait, staleAfter } = program.policy;
+  const [warning] = activityWarnings(program.policy);
+  if (warning)
+    return bad(
+      program.name,
+      "activity",
+      "warn",
+      warning,
+      `in ${program.configPath}, set watchdog.quiet_after + nudge_wait under stale_after (defaults: 10m + 3m under 45m)`,
+    );
+  return ok(
+    program.name,
+    "activity",
+    `a quiet manager is judged after ${formatDuration(quietAfter)}, an idle one restarted ${formatDuration(nudgeWait)} after its nudge, all before stale_after ${formatDuration(staleAfter)}`,
+  );
+}
