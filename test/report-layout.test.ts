@@ -30,7 +30,7 @@ function nightJournal(): Record<string, unknown>[] {
       launcher: "command",
     });
     e.push({ at: at(t + 2), type: "claimed", pid, start_time: `s${pid}` });
-    for (let k = 1; k <= 10; k++)
+    for (let k = 1; k <= 10; k++) {
       // Every other save knew no context size (no transcript found): it is still a save.
       e.push({
         at: at(t + 2 + k * 60),
@@ -38,6 +38,18 @@ function nightJournal(): Record<string, unknown>[] {
         pid,
         context_tokens: k % 2 ? 1000 * k : null,
       });
+      // #4 went idle after its 5th save and was nudged; its 6th save says it woke.
+      if (n === 4 && k === 5)
+        e.push({
+          at: at(t + 2 + k * 60 + 45),
+          type: "nudged",
+          pid,
+          since: at(t + 2 + k * 60 + 10),
+          reason: "idle",
+          text: "sheepdog: …",
+          via: "tmux send-keys",
+        });
+    }
     t += 700;
     if (n % 3 === 2)
       e.push({ at: at(t), type: "hand_over", pid, context_tokens: 150000, note: "n" });
@@ -135,6 +147,13 @@ describe("the report tells the truth about a night", () => {
     expect(last?.ending).toBe("never_claimed");
     const stood = nightJournal().find((x) => x.type === "stood_down");
     expect(last?.ended_at).toBe(stood?.at);
+  });
+
+  it("the idle spell and its nudge are drawn on #4's bar, each with its title", () => {
+    expect(
+      html.match(/<g class="idle-spell outcome-woke" data-outcome="woke"><title>/g),
+    ).toHaveLength(1);
+    expect(html.match(/<g class="nudge-mark"><title>pid 5004: nudged /g)).toHaveLength(1);
   });
 
   it("an empty pages row says that no pages are set up", () => {

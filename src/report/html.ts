@@ -1,6 +1,7 @@
 import { formatDuration } from "../util/duration.js";
 import { stamp, zoneDescription } from "../util/local-time.js";
 import { escapeHtml as esc } from "./escape.js";
+import { spellWords } from "./idle.js";
 import { type NightNumbers, nightNumbers, spanText, standing, verdict } from "./numbers.js";
 import { timelineSvg } from "./svg.js";
 import { kTokens, type ManagerBar, type Timeline } from "./timeline.js";
@@ -10,7 +11,8 @@ import { kTokens, type ManagerBar, type Timeline } from "./timeline.js";
 
 const CSS = `
 :root{--ink:#1d232b;--muted:#5c6773;--line:#d5dbe1;--bg:#fbfcfd;--hand:#3567c8;--done:#2e8b57;
---run:#17a589;--dead:#c0392b;--stuck:#d9731a;--pause:#e2b93b;--stood:#d64545;--other:#8a94a0}
+--run:#17a589;--dead:#c0392b;--stuck:#d9731a;--pause:#e2b93b;--stood:#d64545;--other:#8a94a0;
+--idle:#6b7fb0;--wedged:#9c5b2e}
 *{box-sizing:border-box}
 body{margin:0;padding:24px 32px 48px;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--ink);background:var(--bg)}
 header.page{border-bottom:1px solid var(--line);margin-bottom:8px;padding-bottom:12px}
@@ -27,6 +29,9 @@ h1{font-size:22px;margin:0 0 2px}h2{font-size:19px;margin:28px 0 2px}h3{font-siz
 .sw.tri{width:0;height:0;border-left:6px solid transparent;border-right:6px solid transparent;border-top:10px solid #3a6fd0;border-radius:0}
 .sw.tri.hollow{border-top-color:var(--stood);position:relative}
 .sw.tri.hollow::after{content:"";position:absolute;left:-3px;top:-8px;border-left:3px solid transparent;border-right:3px solid transparent;border-top:5px solid var(--bg)}
+.sw.idle{background:radial-gradient(circle,var(--idle) 1px,#e6eaf3 1.3px) 0 0/4px 4px;box-shadow:inset 0 0 0 1px var(--idle)}
+.sw.nudge{width:7px;height:7px;border-radius:50%;background:var(--ink)}
+.sw.nudge.failed{background:#fff;box-shadow:inset 0 0 0 1.5px var(--stood)}
 .sw.diamond{width:9px;height:9px;background:var(--stood);transform:rotate(45deg);border-radius:0}
 .chart{overflow-x:auto;border:1px solid var(--line);border-radius:6px;background:#fff;padding:8px 4px 2px}
 svg.timeline{display:block;width:100%;min-width:900px;height:auto;font-family:inherit}
@@ -51,6 +56,13 @@ svg.timeline{display:block;width:100%;min-width:900px;height:auto;font-family:in
 .bar.ending-dead .tail{stroke:var(--dead)}.bar.ending-stuck_stopped .body{fill:var(--stuck)}
 .bar.ending-stuck_stopped .tail{stroke:var(--stuck)}.bar.ending-stopped_for_pause .body{fill:#b89020}
 .bar.ending-start_failed .body,.bar.ending-never_claimed .body{fill:#b07cc6}
+.bar.ending-idle_stopped .body{fill:var(--idle)}.bar.ending-idle_stopped .tail{stroke:var(--idle)}
+.bar.ending-wedged_stopped .body{fill:var(--wedged)}.bar.ending-wedged_stopped .tail{stroke:var(--wedged)}
+.idle-spell rect{fill:url(#idle-dots);stroke:var(--idle);stroke-width:.8}
+.idle-bg{fill:#e6eaf3}.idle-dot{fill:var(--idle)}
+.wedged-spell rect{fill:var(--wedged);opacity:.4}
+.nudge-mark line{stroke:var(--ink);stroke-width:1.2}.nudge-mark circle{fill:var(--ink)}
+.nudge-mark.failed circle{fill:#fff;stroke:var(--stood);stroke-width:1.5}
 .unplanned-mark{fill:var(--dead)}
 .bar-label{font-size:11.5px;fill:var(--ink)}.bar-label.inside{fill:#fff;font-weight:600}
 .bar:hover .body{filter:brightness(1.15)}
@@ -68,6 +80,7 @@ td.when{white-space:nowrap;font-variant-numeric:tabular-nums}
 .pill.hand_over{background:var(--hand)}.pill.finished{background:var(--done)}.pill.running{background:var(--run)}
 .pill.dead{background:var(--dead)}.pill.stuck_stopped{background:var(--stuck)}.pill.stopped_for_pause{background:#b89020}
 .pill.start_failed,.pill.never_claimed{background:#b07cc6}
+.pill.idle_stopped{background:var(--idle)}.pill.wedged_stopped{background:var(--wedged)}
 .unplanned{color:var(--dead);font-weight:600}
 .note{color:var(--muted);max-width:520px;overflow-wrap:anywhere}
 dl.numbers{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;margin:0;font-size:14px}
@@ -84,8 +97,11 @@ const LEGEND: [string, string, string][] = [
   ["sw", "var(--done)", "finished"],
   ["sw", "var(--dead)", "dead"],
   ["sw", "var(--stuck)", "stuck-stopped"],
+  ["sw", "var(--idle)", "idle-stopped"],
+  ["sw", "var(--wedged)", "wedged-stopped"],
   ["sw", "#b07cc6", "never claimed / start failed"],
   ["sw hatched", "", "after its last save, until the watchdog acted"],
+  ["sw idle", "", "idle spell (the turn ended, nothing to wake it)"],
   ["sw line", "", "context tokens (from saves)"],
   ["sw", "rgba(226,185,59,.45)", "paused"],
   ["sw", "rgba(214,69,69,.25)", "stood down"],
@@ -112,6 +128,8 @@ function legend(): string {
   });
   items.push(
     `<li><span class="sw" style="background:var(--dead);width:3px"></span>unplanned start</li>`,
+    `<li><span class="sw nudge"></span>nudge</li>`,
+    `<li><span class="sw nudge failed"></span>nudge not typed</li>`,
     ...MARKER_LEGEND.map(
       ([color, text]) =>
         `<li class="marker-key"><span class="sw tri" style="border-top-color:${color}"></span>${esc(text)}</li>`,
@@ -142,11 +160,15 @@ function managersTable(bars: readonly ManagerBar[]): string {
       .filter(Boolean)
       .map(esc)
       .join("<br>");
+    const nudged = b.idle.filter((x) => x.nudged_at !== null).length;
+    const idle = b.idle.length
+      ? `<br>${b.idle.length} idle spell${b.idle.length > 1 ? "s" : ""}, ${nudged} nudged, ${b.idle.filter((x) => x.outcome === "woke").length} woke`
+      : "";
     const replaced =
       b.replaced_after_ms !== null
         ? `<br>replaced ${formatDuration(b.replaced_after_ms)} after its last save`
         : "";
-    return `<tr class="manager-row" data-ending="${b.ending}"><td class="num">${b.n}</td><td class="num">${b.pid ?? "?"}</td><td class="when">${start ? esc(stamp(start)) : "–"}</td><td>${kind}</td><td class="when">${b.claimed_at ? esc(stamp(b.claimed_at)) : "never"}</td><td class="num">${b.saves}</td><td class="num">${b.last_tokens !== null ? kTokens(b.last_tokens) : "–"}</td><td class="when">${b.ended_at ? esc(stamp(b.ended_at)) : "–"}</td><td><span class="pill ${b.ending}">${esc(b.ending_label)}</span></td><td class="num">${life}</td><td class="note">${note}${replaced}</td></tr>`;
+    return `<tr class="manager-row" data-ending="${b.ending}"><td class="num">${b.n}</td><td class="num">${b.pid ?? "?"}</td><td class="when">${start ? esc(stamp(start)) : "–"}</td><td>${kind}</td><td class="when">${b.claimed_at ? esc(stamp(b.claimed_at)) : "never"}</td><td class="num">${b.saves}</td><td class="num">${b.last_tokens !== null ? kTokens(b.last_tokens) : "–"}</td><td class="when">${b.ended_at ? esc(stamp(b.ended_at)) : "–"}</td><td><span class="pill ${b.ending}">${esc(b.ending_label)}</span></td><td class="num">${life}</td><td class="note">${note}${idle}${replaced}</td></tr>`;
   });
   return `<table class="managers"><thead><tr><th>#</th><th>pid</th><th>started</th><th>start</th><th>claimed</th><th>saves</th><th>context</th><th>ended</th><th>how it ended</th><th>held</th><th>notes</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
@@ -165,6 +187,14 @@ function eventsTable(t: Timeline): string {
       detail: `${s.ongoing ? "still, " : `${formatDuration(Date.parse(s.to) - Date.parse(s.from))}, until ${stamp(s.to)}; `}${s.reason}${s.discounted_ms !== undefined ? ` (${formatDuration(s.discounted_ms)} not counted against any manager)` : ""}`,
       cls: `span-row ${s.kind}`,
     })),
+    ...t.managers.flatMap((b) =>
+      b.idle.map((s) => ({
+        at: s.from,
+        what: `idle spell (pid ${b.pid ?? "?"})`,
+        detail: spellWords(s, b.ending_label).join("; "),
+        cls: `idle-row ${s.outcome}`,
+      })),
+    ),
     ...t.markers.map((m) => ({
       at: m.at,
       what:
@@ -177,7 +207,8 @@ function eventsTable(t: Timeline): string {
       cls: `marker-row ${m.kind}`,
     })),
   ].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
-  if (rows.length === 0) return `<p class="window">No pauses, stand-downs, gaps or pages.</p>`;
+  if (rows.length === 0)
+    return `<p class="window">No pauses, stand-downs, gaps, idle spells or pages.</p>`;
   const body = rows
     .map(
       (r) =>
@@ -187,11 +218,18 @@ function eventsTable(t: Timeline): string {
   return `<table class="events"><thead><tr><th>when</th><th>what</th><th>details</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
+const REPLACED_WORD: Record<NightNumbers["replacements"][number]["ending"], string> = {
+  dead: "dead",
+  stuck_stopped: "stuck",
+  idle_stopped: "idle",
+  wedged_stopped: "wedged",
+};
+
 function numbersList(n: NightNumbers): string {
   const replace = n.replacements
     .map(
       (r) =>
-        `pid ${r.pid ?? "?"} (${r.ending === "dead" ? "dead" : "stuck"}): ${r.replaced_after_ms === null ? "not replaced" : formatDuration(r.replaced_after_ms)}`,
+        `pid ${r.pid ?? "?"} (${REPLACED_WORD[r.ending]}): ${r.replaced_after_ms === null ? "not replaced" : formatDuration(r.replaced_after_ms)}`,
     )
     .join("; ");
   const items: [string, string][] = [
@@ -204,6 +242,13 @@ function numbersList(n: NightNumbers): string {
       `${n.hand_overs}${n.median_hand_over_tokens !== null ? `, median ${kTokens(n.median_hand_over_tokens)} tokens` : ""}`,
     ],
     ["dead / stuck-stopped", `${n.dead} / ${n.stuck_stopped}`],
+    ["idle- / wedged-stopped", `${n.idle_stopped} / ${n.wedged_stopped}`],
+    [
+      "idle spells / nudges",
+      n.idle_spells + n.nudges > 0
+        ? `${n.idle_spells} / ${n.nudges} (${n.nudges_woke} woke after the nudge${n.nudges_failed ? `, ${n.nudges_failed} not typed` : ""})`
+        : "–",
+    ],
     [
       "time to replace",
       replace
@@ -252,7 +297,7 @@ export function programSection(t: Timeline, heading: "h1" | "h2"): string {
     legend(),
     `<div class="chart">${timelineSvg(t)}</div>`,
     `<h3>Managers</h3>${managersTable(t.managers)}`,
-    `<h3>Pauses, stand-downs, gaps and pages</h3>${eventsTable(t)}`,
+    `<h3>Pauses, stand-downs, gaps, idle spells and pages</h3>${eventsTable(t)}`,
     `<h3>The night's numbers</h3>${numbersList(n)}`,
     "</section>",
   ].join("\n");

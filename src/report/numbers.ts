@@ -1,12 +1,19 @@
 import { formatDuration } from "../util/duration.js";
-import { kTokens, type ManagerBar, type Span, type Timeline } from "./timeline.js";
+import {
+  isReplaced,
+  kTokens,
+  type ManagerBar,
+  type ReplacedEnding,
+  type Span,
+  type Timeline,
+} from "./timeline.js";
 
 // The night's numbers (issue 13): counted from the timeline, within its window only.
 
 export interface Replacement {
   n: number;
   pid: number | null;
-  ending: "dead" | "stuck_stopped";
+  ending: ReplacedEnding;
   /** From its last sign of life to its successor's claim; null: not replaced in the window. */
   replaced_after_ms: number | null;
 }
@@ -21,6 +28,14 @@ export interface NightNumbers {
   median_hand_over_tokens: number | null;
   dead: number;
   stuck_stopped: number;
+  idle_stopped: number;
+  wedged_stopped: number;
+  /** Idle spells that began in the window, and the nudges sent in it (typed or not). */
+  idle_spells: number;
+  nudges: number;
+  /** Nudges whose manager saved after them; nudges that could not be typed. */
+  nudges_woke: number;
+  nudges_failed: number;
   replacements: Replacement[];
   median_replace_ms: number | null;
   paused_ms: number;
@@ -75,14 +90,16 @@ export function nightNumbers(t: Timeline): NightNumbers {
   const ended = (ending: ManagerBar["ending"]) =>
     t.managers.filter((b) => b.ending === ending && inWindow(b.ended_at));
   const handOvers = ended("hand_over");
-  const replacements: Replacement[] = [...ended("dead"), ...ended("stuck_stopped")]
-    .sort((a, b) => a.n - b.n)
+  const replacements: Replacement[] = t.managers
+    .filter((b) => isReplaced(b.ending) && inWindow(b.ended_at))
     .map((b) => ({
       n: b.n,
       pid: b.pid,
-      ending: b.ending as Replacement["ending"],
+      ending: b.ending as ReplacedEnding,
       replaced_after_ms: b.replaced_after_ms,
     }));
+  const spells = t.managers.flatMap((b) => b.idle);
+  const nudged = spells.filter((s) => inWindow(s.nudged_at));
   const gaps = t.spans.filter((s) => s.kind === "sleep_gap");
   return {
     managers: t.managers.length,
@@ -96,6 +113,12 @@ export function nightNumbers(t: Timeline): NightNumbers {
     ),
     dead: ended("dead").length,
     stuck_stopped: ended("stuck_stopped").length,
+    idle_stopped: ended("idle_stopped").length,
+    wedged_stopped: ended("wedged_stopped").length,
+    idle_spells: spells.filter((s) => inWindow(s.from)).length,
+    nudges: nudged.length,
+    nudges_woke: nudged.filter((s) => s.outcome === "woke").length,
+    nudges_failed: nudged.filter((s) => s.nudge_error !== null).length,
     replacements,
     median_replace_ms: median(
       replacements.flatMap((r) => (r.replaced_after_ms === null ? [] : [r.replaced_after_ms])),
@@ -137,6 +160,7 @@ export function verdict(t: Timeline, n: NightNumbers): string {
       `${plural(n.hand_overs, "hand-over")}${med !== null ? ` (median ${kTokens(med)})` : ""}`,
     );
   }
+  if (n.nudges > 0) parts.push(`${plural(n.nudges, "nudge")} (${n.nudges_woke} woke)`);
   if (n.failed_starts > 0) parts.push(plural(n.failed_starts, "failed start"));
   if (n.paused_ms > 0) parts.push(`paused ${spanText(n.paused_ms)}`);
   if (n.stood_down_ms > 0) parts.push(`stood down ${spanText(n.stood_down_ms)}`);
@@ -151,6 +175,8 @@ export function verdict(t: Timeline, n: NightNumbers): string {
 const CAUSE: Partial<Record<ManagerBar["ending"], string>> = {
   dead: "after a death",
   stuck_stopped: "after a stuck stop",
+  idle_stopped: "after an idle stop",
+  wedged_stopped: "after a wedged stop",
   never_claimed: "after a start that never claimed",
   start_failed: "after a failed start",
 };
@@ -191,6 +217,12 @@ export function standing(
       tone: "warn",
     };
   const last = t.managers.at(-1);
+  const idle = last?.idle.find((s) => s.ongoing);
+  if (last?.ending === "running" && last.claimed_at && idle)
+    return {
+      text: `running: pid ${last.pid}, idle since ${time(idle.from)}${idle.nudged_at ? `, nudged ${time(idle.nudged_at)}` : ""}`,
+      tone: "warn",
+    };
   if (last?.ending === "running" && last.claimed_at)
     return { text: `running: pid ${last.pid}`, tone: "ok" };
   if (last) return { text: `no manager running (the last: ${last.ending_label})`, tone: "warn" };

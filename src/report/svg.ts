@@ -1,7 +1,15 @@
 import { clock, stamp } from "../util/local-time.js";
 import { axisTicks } from "./axis.js";
 import { escapeHtml as esc } from "./escape.js";
-import { kTokens, type ManagerBar, type Marker, type Span, type Timeline } from "./timeline.js";
+import { type IdleSpell, spellWords } from "./idle.js";
+import {
+  isReplaced,
+  kTokens,
+  type ManagerBar,
+  type Marker,
+  type Span,
+  type Timeline,
+} from "./timeline.js";
 
 // One program's night as inline SVG: pages on top, context tokens, one row per manager, the
 // time axis below; pauses, stand-downs and sleep gaps shaded across all of it. Every shape
@@ -51,7 +59,7 @@ export function timelineSvg(t: Timeline): string {
   const height = lanesBottom + 44;
   const parts = [
     `<svg class="timeline" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-label="${esc(`timeline of ${t.program}`)}">`,
-    `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern></defs>`,
+    `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern><pattern id="idle-dots" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="4" height="4" class="idle-bg"/><circle cx="2" cy="2" r="0.9" class="idle-dot"/></pattern></defs>`,
     gutter(lanesBottom, compact),
     spansSvg(t.spans, s, lanesBottom),
     tokensSvg(t, s),
@@ -203,6 +211,12 @@ function barTitle(b: ManagerBar): string {
     `ended: ${b.ending_label}${b.ended_at ? ` at ${stamp(b.ended_at)}` : ""}`,
   ];
   if (b.end_note) lines.push(b.end_note);
+  if (b.wedged_since) lines.push(`wedged in a tool call open since ${stamp(b.wedged_since)}`);
+  if (b.idle.length > 0) {
+    const nudged = b.idle.filter((s) => s.nudged_at !== null).length;
+    const woke = b.idle.filter((s) => s.outcome === "woke").length;
+    lines.push(`${b.idle.length} idle spell(s), ${nudged} nudged, ${woke} woke after the nudge`);
+  }
   if (b.replaced_after_ms !== null)
     lines.push(`replaced ${Math.round(b.replaced_after_ms / 1000)}s after its last sign of life`);
   return lines.join("\n");
@@ -213,9 +227,9 @@ function barSvg(b: ManagerBar, s: Scale, row: number, labelled: boolean): string
   const start = s.x(b.started_at ?? b.claimed_at ?? b.last_seen_at);
   const claimed = b.claimed_at ? s.x(b.claimed_at) : null;
   const end = b.ended_at ? s.x(b.ended_at) : s.x(s.to);
-  // Dead or stuck: solid to its last sign of life, hatched until the journal says it ended.
+  // Dead or stopped: solid to its last sign of life, hatched until the journal says it ended.
   const tailFrom =
-    b.ending === "dead" || b.ending === "stuck_stopped" || b.ending === "stopped_for_pause"
+    isReplaced(b.ending) || b.ending === "stopped_for_pause"
       ? Math.max(s.x(b.last_seen_at), claimed ?? start)
       : end;
   const solidFrom = claimed ?? start;
@@ -243,6 +257,7 @@ function barSvg(b: ManagerBar, s: Scale, row: number, labelled: boolean): string
         `<rect class="tail" x="${f1(tailFrom)}" y="${f1(y)}" width="${f1(end - tailFrom)}" height="${BAR_H}"/>`,
       );
   }
+  shapes.push(...quietSvg(b, s, y, claimed ?? start, end));
   if (b.ending === "running")
     shapes.push(
       `<path class="body" d="M${f1(end)},${f1(y - 2)} l7,${BAR_H / 2 + 2} l-7,${BAR_H / 2 + 2} z"/>`,
@@ -253,6 +268,38 @@ function barSvg(b: ManagerBar, s: Scale, row: number, labelled: boolean): string
     );
   if (labelled) shapes.push(barLabel(b, start, end + (b.ending === "running" ? 8 : 0), y));
   return `<g class="bar ending-${b.ending}" data-pid="${b.pid ?? ""}" data-ending="${b.ending}"><title>${esc(barTitle(b))}</title>${shapes.join("")}</g>`;
+}
+
+/**
+ * The bar's quiet stretches drawn over it: each idle spell dotted, with a pin at its nudge
+ * (hollow: the line could not be typed); a wedged manager's hung call shaded to its stop.
+ */
+function quietSvg(b: ManagerBar, s: Scale, y: number, from: number, to: number): string[] {
+  const clampX = (at: string) => Math.min(Math.max(s.x(at), from), to);
+  const out: string[] = [];
+  if (b.wedged_since && b.ended_at) {
+    const x0 = clampX(b.wedged_since);
+    const title = `wedged: a tool call open since ${stamp(b.wedged_since)}, past its own limit; stopped at ${stamp(b.ended_at)} (restart_wedged)`;
+    out.push(
+      `<g class="wedged-spell"><title>${esc(title)}</title><rect x="${f1(x0)}" y="${f1(y)}" width="${f1(Math.max(clampX(b.ended_at) - x0, 2))}" height="${BAR_H}"/></g>`,
+    );
+  }
+  for (const sp of b.idle) {
+    const x0 = clampX(sp.from);
+    const words = spellWords(sp, b.ending_label);
+    out.push(
+      `<g class="idle-spell outcome-${sp.outcome}" data-outcome="${sp.outcome}"><title>${esc(`pid ${b.pid ?? "?"} ${words.join("\n")}`)}</title><rect x="${f1(x0)}" y="${f1(y)}" width="${f1(Math.max(clampX(sp.to) - x0, 2))}" height="${BAR_H}"/></g>`,
+    );
+    if (sp.nudged_at) out.push(nudgeMark(b, sp, s.x(sp.nudged_at), y));
+  }
+  return out;
+}
+
+function nudgeMark(b: ManagerBar, sp: IdleSpell, x: number, y: number): string {
+  const failed = sp.nudge_error !== null;
+  const [, nudge, outcome] = spellWords(sp, b.ending_label);
+  const title = `pid ${b.pid ?? "?"}: ${nudge}\n${outcome}`;
+  return `<g class="nudge-mark${failed ? " failed" : ""}"><title>${esc(title)}</title><line x1="${f1(x)}" x2="${f1(x)}" y1="${f1(y - 3)}" y2="${f1(y + BAR_H)}"/><circle cx="${f1(x)}" cy="${f1(y - 4)}" r="2.6"/></g>`;
 }
 
 function barLabel(b: ManagerBar, start: number, end: number, y: number): string {

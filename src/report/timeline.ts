@@ -1,4 +1,12 @@
 import type { JournalEvent } from "../journal/journal.js";
+import {
+  closeAtWindowEnd,
+  closeEnded,
+  type IdleSpell,
+  type OpenSpells,
+  onIdleEvent,
+  onWake,
+} from "./idle.js";
 
 // The picture of a night (DESIGN §13) as data: journal events in, bars, spans and markers out.
 // Pure: no clock, no files. `report --json` prints exactly this; the HTML is drawn from it.
@@ -9,6 +17,10 @@ export type Ending =
   | "finished"
   | "dead"
   | "stuck_stopped"
+  /** Stopped by the watchdog as idle (`restart_idle`: nudged and still idle, or no pane). */
+  | "idle_stopped"
+  /** Stopped by the watchdog as wedged (`restart_wedged`: a tool call past its own limit). */
+  | "wedged_stopped"
   | "stopped_for_pause"
   | "stopped"
   | "released"
@@ -44,8 +56,15 @@ export interface ManagerBar {
   hand_over_tokens: number | null;
   /** The hand-over or finish note, or why it was stopped or broken. */
   end_note: string | null;
-  /** Dead or stuck: from its last sign of life to its successor's claim (null: not replaced). */
+  /**
+   * Dead, stuck-, idle- or wedged-stopped: from its last sign of life to its successor's claim
+   * (null: not replaced).
+   */
   replaced_after_ms: number | null;
+  /** Its idle spells in the window, oldest first; a nudge is drawn on its spell. */
+  idle: IdleSpell[];
+  /** Wedged-stopped: when the tool call it hung in began (the `restart_wedged` note's `since`). */
+  wedged_since: string | null;
 }
 
 export interface TokenPoint {
@@ -129,6 +148,10 @@ export function endingLabel(bar: Pick<ManagerBar, "ending" | "hand_over_tokens">
         : `hand-over at ${kTokens(bar.hand_over_tokens)}`;
     case "stuck_stopped":
       return "stuck-stopped";
+    case "idle_stopped":
+      return "idle-stopped";
+    case "wedged_stopped":
+      return "wedged-stopped";
     case "stopped_for_pause":
       return "stopped for the pause";
     case "never_claimed":
@@ -143,14 +166,16 @@ export function endingLabel(bar: Pick<ManagerBar, "ending" | "hand_over_tokens">
 /** Builds the timeline of one program's journal over [from, to]. */
 export function buildTimeline(input: TimelineInput): Timeline {
   const events = input.events.filter((e) => !Number.isNaN(ms(e.at)));
-  const bars = managerBars(events);
+  const bars = managerBars(events, iso(input.to));
   const spans = programSpans(events, input.to);
   markStoppedForPause(bars, spans);
   const inWindow = (at: string) => ms(at) >= input.from && ms(at) <= input.to;
   const overlaps = (a: number, b: number) => b >= input.from && a <= input.to;
-  const managers = bars.filter((b) =>
-    overlaps(ms(b.started_at ?? b.claimed_at ?? b.last_seen_at), ms(b.ended_at ?? iso(input.to))),
-  );
+  const managers = bars
+    .filter((b) =>
+      overlaps(ms(b.started_at ?? b.claimed_at ?? b.last_seen_at), ms(b.ended_at ?? iso(input.to))),
+    )
+    .map((b) => ({ ...b, idle: b.idle.filter((s) => overlaps(ms(s.from), ms(s.to))) }));
   const shownSpans = spans.filter((s) => overlaps(ms(s.from), ms(s.to)));
   const tokens = tokenPoints(events).filter((p) => inWindow(p.at));
   const markers = markersOf(events).filter((m) => inWindow(m.at));
@@ -204,19 +229,23 @@ function newBar(n: number, e: JournalEvent): Building {
     hand_over_tokens: null,
     end_note: null,
     replaced_after_ms: null,
+    idle: [],
+    wedged_since: null,
   };
 }
 
-/** Replays starts, claims, saves and ends into one bar per manager. */
-function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
-  const r: Replaying = { bars: [], byPid: new Map() };
+/** Replays starts, claims, saves and ends into one bar per manager; `to`: the window's end. */
+function managerBars(events: readonly JournalEvent[], to: string): ManagerBar[] {
+  const r: Replaying = { bars: [], byPid: new Map(), spells: new Map() };
   for (const e of events) {
     applyEvent(r, e);
+    if (r.spells.size > 0) closeEnded(r.spells);
     // A start or a claim may have made a bar or given one its pid.
     if (e.type === "claimed" || e.type === "manager_started")
       for (const b of r.bars.slice(-2))
         if (b.pid !== null && b.ending === null) r.byPid.set(b.pid, b);
   }
+  closeAtWindowEnd(r.spells, to);
   markReplacements(r.bars);
   return r.bars.map((b) => {
     const ending = b.ending ?? "running";
@@ -224,6 +253,8 @@ function managerBars(events: readonly JournalEvent[]): ManagerBar[] {
       ...b,
       ending,
       ending_label: endingLabel({ ending, hand_over_tokens: b.hand_over_tokens }),
+      // A wedged note whose stop did not follow (it saved meanwhile) is no wedged end.
+      wedged_since: ending === "wedged_stopped" ? b.wedged_since : null,
     };
   });
 }
@@ -232,6 +263,8 @@ interface Replaying {
   bars: Building[];
   /** The newest bar of each pid: saves are most of a journal, so no search per save. */
   byPid: Map<number, Building>;
+  /** Idle spells not yet over, by their bar. */
+  spells: OpenSpells;
 }
 
 function openBar(r: Replaying, pid: number | null): Building | undefined {
@@ -262,6 +295,7 @@ function applyEvent(r: Replaying, e: JournalEvent): void {
         b.saves++;
         b.last_seen_at = e.at;
         b.last_tokens = num(e.context_tokens) ?? b.last_tokens;
+        onWake(r.spells, b, e.at);
       }
       break;
     case "hand_over":
@@ -269,6 +303,7 @@ function applyEvent(r: Replaying, e: JournalEvent): void {
         b.hand_over_tokens = num(e.context_tokens);
         b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
         b.last_seen_at = e.at;
+        onWake(r.spells, b, e.at);
       }
       end(b, "hand_over", e.at, str(e.note));
       break;
@@ -283,6 +318,13 @@ function applyEvent(r: Replaying, e: JournalEvent): void {
       break;
     case "claim_broken":
       end(b, "dead", e.at, str(e.reason));
+      break;
+    case "nudged":
+    case "restart_idle":
+      if (b && b.claimed_at !== null) onIdleEvent(r.spells, b, e);
+      break;
+    case "restart_wedged":
+      if (b) b.wedged_since = str(e.since);
       break;
     case "stood_down": {
       // A stand-down replaces an unplanned start, which only a dead holder (or none) calls
@@ -331,17 +373,36 @@ function onClaim(bars: Building[], e: JournalEvent): void {
   b.last_seen_at = e.at;
 }
 
+/** The watchdog's unplanned stops of a live holder, by the tick's decision (rules 9, 9a, 9b). */
+const STOPPED_AS: Record<string, Ending> = {
+  restart_stuck: "stuck_stopped",
+  restart_idle: "idle_stopped",
+  restart_wedged: "wedged_stopped",
+};
+
 function stoppedEnding(e: JournalEvent): Ending {
-  if (e.decision === "restart_stuck" && e.planned !== true) return "stuck_stopped";
   if (e.planned === true) return "stopped_for_pause";
+  const as = STOPPED_AS[str(e.decision) ?? ""];
+  if (as) return as;
   if (typeof e.reason === "string" && e.reason.includes("never claimed")) return "never_claimed";
   return "stopped";
 }
 
-/** Dead or stuck: how long from the last sign of life until the next manager claimed. */
+/** The endings a successor replaces, timed from the last sign of life to the next claim. */
+export const REPLACED_ENDINGS = [
+  "dead",
+  "stuck_stopped",
+  "idle_stopped",
+  "wedged_stopped",
+] as const;
+export type ReplacedEnding = (typeof REPLACED_ENDINGS)[number];
+export const isReplaced = (ending: Ending | null): ending is ReplacedEnding =>
+  (REPLACED_ENDINGS as readonly string[]).includes(ending ?? "");
+
+/** Dead or stopped as stuck, idle or wedged: how long until the next manager claimed. */
 function markReplacements(bars: Building[]): void {
   bars.forEach((b, i) => {
-    if (b.ending !== "dead" && b.ending !== "stuck_stopped") return;
+    if (!isReplaced(b.ending)) return;
     const next = bars.slice(i + 1).find((x) => x.claimed_at !== null);
     if (next?.claimed_at) b.replaced_after_ms = ms(next.claimed_at) - ms(b.last_seen_at);
   });

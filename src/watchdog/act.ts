@@ -93,6 +93,7 @@ const HANDLERS: Handlers = {
       reason: e.reason,
       verdict: e.activity.verdict,
       evidence: e.activity.evidence,
+      ...(e.activity.since ? { since: e.activity.since } : {}),
     });
     run.actions.push(`journaled ${e.type}`);
   },
@@ -112,6 +113,7 @@ const HANDLERS: Handlers = {
       pid: e.pid,
       reason: e.reason,
       text: e.text,
+      ...(e.since ? { since: e.since } : {}),
       ...(via ? { via } : {}),
       ...(error ? { error } : {}),
     });

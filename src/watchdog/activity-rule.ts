@@ -50,7 +50,9 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
   const a = facts.activity;
   if (!a) return null;
   const words = activityWords(a);
-  const seen = { verdict: a.verdict, evidence: a.evidence };
+  // `since` is journaled with the note: the report draws the spell from it.
+  const began = a.since ? { since: a.since } : {};
+  const seen = { verdict: a.verdict, evidence: a.evidence, ...began };
   const note = (type: "api_errors" | "blocked" | "restart_idle" | "restart_wedged"): Effect => ({
     kind: "note",
     type,
@@ -95,7 +97,14 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
         reason: `pid ${pid} ${words}; nudged once (restarted if it is still idle ${fmt(policy.nudgeWait)} after)`,
         effects: [
           ...ctx.pre,
-          { kind: "nudge", pid, start, text: nudgeText(idleFor), reason: `pid ${pid} ${words}` },
+          {
+            kind: "nudge",
+            pid,
+            start,
+            text: nudgeText(idleFor),
+            reason: `pid ${pid} ${words}`,
+            ...began,
+          },
         ],
         ...ages,
       };

@@ -29,12 +29,21 @@ export type Effect =
       type: "api_errors" | "blocked" | "restart_idle" | "restart_wedged";
       pid: number;
       reason: string;
-      activity: { verdict: string; evidence: string[] };
+      /** `since`: when the spell began (the turn's end, the call's start), journaled as `since`. */
+      activity: { verdict: string; evidence: string[]; since?: string };
       /** `blocked`: the holder's start, whose pane's screen goes into the page. */
       start?: StartRecord | null;
     }
   /** Type one line into an idle manager's pane (rule 9a), journaled `nudged`. */
-  | { kind: "nudge"; pid: number; start: StartRecord; text: string; reason: string };
+  | {
+      kind: "nudge";
+      pid: number;
+      start: StartRecord;
+      text: string;
+      reason: string;
+      /** When the idle spell began (the turn's end), so the report can draw the spell. */
+      since?: string;
+    };
 
 /** The three things a tick stops, each with what it needs to find the process and its pane. */
 export type StopEffect =

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/journal/journal.js";
 import { escapeHtml } from "../../src/report/escape.js";
 import { reportHtml } from "../../src/report/html.js";
-import { median, nightNumbers, spanTime, verdict } from "../../src/report/numbers.js";
+import { median, nightNumbers, spanTime, standing, verdict } from "../../src/report/numbers.js";
 import { buildTimeline, type Ending } from "../../src/report/timeline.js";
 
 const T0 = Date.parse("2026-11-30T00:00:00.000Z");
@@ -290,5 +290,218 @@ describe("numbers and escaping", () => {
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).not.toContain("\u0007");
     expect(escapeHtml(`a<b>&"'`)).toBe("a&lt;b&gt;&amp;&quot;&#39;");
+  });
+});
+
+describe("buildTimeline: idle spells and nudges (rule 9a)", () => {
+  const at = (s: number) => ev(s, "x").at;
+  const nudged = (s: number, fields: Record<string, unknown> = {}) =>
+    ev(s, "nudged", { pid: 1, reason: "pid 1 idle: …", text: "sheepdog: …", ...fields });
+  const note = (s: number, type: string, since?: number) =>
+    ev(s, type, {
+      pid: 1,
+      reason: `pid 1 ${type}`,
+      verdict: type === "restart_wedged" ? "wedged" : "idle",
+      evidence: ["e"],
+      ...(since === undefined ? {} : { since: at(since) }),
+    });
+  const stopped = (s: number, decision: string) =>
+    ev(s, "manager_stopped", { pid: 1, decision, reason: `pid 1 ${decision}`, outcome: "term" });
+  const life = [started(0, 1), claimed(1, 1), saved(2, 1, 40_000)];
+  const via = "tmux send-keys -t %3";
+  const replaced = [
+    ev(481, "claim_broken", { pid: 1, holder_state: "alive", reason: "stopped" }),
+    started(482, 2, false),
+    claimed(490, 2),
+  ];
+
+  const CASES: {
+    name: string;
+    events: JournalEvent[];
+    idle: Record<string, unknown>[];
+    ending: Ending;
+    label: string;
+  }[] = [
+    {
+      name: "a nudge, then a save: it woke",
+      events: [nudged(300, { since: at(200), via }), saved(400, 1, 41_000)],
+      idle: [
+        {
+          from: at(200),
+          to: at(400),
+          ongoing: false,
+          outcome: "woke",
+          nudged_at: at(300),
+          nudge_via: via,
+          nudge_error: null,
+        },
+      ],
+      ending: "running",
+      label: "running",
+    },
+    {
+      name: "a nudge, then restart_idle: restarted, idle-stopped",
+      events: [
+        nudged(300, { since: at(200), via }),
+        note(480, "restart_idle", 200),
+        stopped(481, "restart_idle"),
+        ...replaced,
+      ],
+      idle: [{ from: at(200), to: at(481), outcome: "restarted", nudged_at: at(300) }],
+      ending: "idle_stopped",
+      label: "idle-stopped",
+    },
+    {
+      name: "no pane to nudge: restart_idle at once, from the turn's end",
+      events: [note(480, "restart_idle", 200), stopped(481, "restart_idle"), ...replaced],
+      idle: [{ from: at(200), to: at(481), outcome: "restarted", nudged_at: null }],
+      ending: "idle_stopped",
+      label: "idle-stopped",
+    },
+    {
+      name: "a nudge that could not be typed still leads to the restart",
+      events: [
+        nudged(300, { since: at(200), error: "no server running on /tmp/tmux-0/default" }),
+        note(480, "restart_idle", 200),
+        stopped(481, "restart_idle"),
+        ...replaced,
+      ],
+      idle: [
+        {
+          outcome: "restarted",
+          nudge_via: null,
+          nudge_error: "no server running on /tmp/tmux-0/default",
+        },
+      ],
+      ending: "idle_stopped",
+      label: "idle-stopped",
+    },
+    {
+      name: "still idle at the window's end: ongoing",
+      events: [nudged(300, { since: at(200), via })],
+      idle: [{ from: at(200), to: at(3600), ongoing: true, outcome: "ongoing" }],
+      ending: "running",
+      label: "running",
+    },
+    {
+      name: "a nudge without `since` (an older journal): the spell begins at the nudge",
+      events: [nudged(300, { via }), saved(400, 1, 41_000)],
+      idle: [{ from: at(300), to: at(400), outcome: "woke" }],
+      ending: "running",
+      label: "running",
+    },
+    {
+      name: "a spell never begins before the last save (a turn end read before it)",
+      events: [saved(250, 1, 41_000), nudged(300, { since: at(200), via }), saved(400, 1, 1)],
+      idle: [{ from: at(250), to: at(400), outcome: "woke" }],
+      ending: "running",
+      label: "running",
+    },
+    {
+      name: "idle, then found dead before the restart: its time ended",
+      events: [
+        nudged(300, { since: at(200), via }),
+        ev(350, "claim_broken", { pid: 1, holder_state: "dead", reason: "dead" }),
+      ],
+      idle: [{ to: at(350), outcome: "ended" }],
+      ending: "dead",
+      label: "dead",
+    },
+    {
+      name: "wedged: restart_wedged, no idle spell",
+      events: [note(480, "restart_wedged", 100), stopped(481, "restart_wedged"), ...replaced],
+      idle: [],
+      ending: "wedged_stopped",
+      label: "wedged-stopped",
+    },
+  ];
+
+  it.each(CASES)("$name", ({ events, idle, ending, label }) => {
+    const t = timeline([...life, ...events]);
+    const bar = t.managers[0];
+    expect(bar).toMatchObject({ pid: 1, ending, ending_label: label });
+    expect(bar?.idle).toEqual(idle.map((s) => expect.objectContaining(s)));
+  });
+
+  it("idle- and wedged-stopped: replacement time, numbers, the unplanned start's cause", () => {
+    for (const [decision, ending, cause] of [
+      ["restart_idle", "idle_stopped", "after an idle stop"],
+      ["restart_wedged", "wedged_stopped", "after a wedged stop"],
+    ] as const) {
+      const t = timeline([...life, note(480, decision, 100), stopped(481, decision), ...replaced]);
+      expect(t.managers[0]?.replaced_after_ms).toBe(488_000);
+      const n = nightNumbers(t);
+      expect(n).toMatchObject({
+        idle_stopped: ending === "idle_stopped" ? 1 : 0,
+        wedged_stopped: ending === "wedged_stopped" ? 1 : 0,
+        replacements: [{ n: 1, pid: 1, ending, replaced_after_ms: 488_000 }],
+        median_replace_ms: 488_000,
+      });
+      expect(verdict(t, n)).toContain(`1 unplanned restart (1 ${cause})`);
+      if (ending === "wedged_stopped") expect(t.managers[0]?.wedged_since).toBe(at(100));
+    }
+  });
+
+  it("nudges counted: sent, woke, not typed; a spell outside the window is left out", () => {
+    const events = [
+      ...life,
+      nudged(300, { since: at(200), via }),
+      saved(400, 1, 41_000),
+      nudged(900, { since: at(800), error: "pane gone" }),
+      saved(1000, 1, 42_000),
+    ];
+    const n = nightNumbers(timeline(events));
+    expect(n).toMatchObject({ idle_spells: 2, nudges: 2, nudges_woke: 2, nudges_failed: 1 });
+    expect(verdict(timeline(events), n)).toContain("2 nudges (2 woke)");
+    const late = timeline(events, T0 + 700_000, T0 + 3600_000);
+    expect(late.managers[0]?.idle.map((s) => s.from)).toEqual([at(800)]);
+  });
+
+  it("the page draws each spell and its nudge, each with a title, and the legend names them", () => {
+    const t = timeline([
+      ...life,
+      nudged(300, { since: at(200), via }),
+      saved(400, 1, 41_000),
+      nudged(900, { since: at(800), error: "pane gone" }),
+      note(1080, "restart_idle", 800),
+      stopped(1081, "restart_idle"),
+    ]);
+    const html = reportHtml([t], T0 + 3600_000, "the journal");
+    const spells = [...html.matchAll(/<g class="idle-spell outcome-(\w+)"[^>]*><title>([^<]*)</g)];
+    expect(spells.map((m) => m[1])).toEqual(["woke", "restarted"]);
+    expect(spells[0]?.[2]).toMatch(
+      /^pid 1 idle .* → .*\nnudged .* \(tmux send-keys -t %3\)\nit woke: saved at /,
+    );
+    expect(spells[1]?.[2]).toMatch(/nudge at .* not typed: pane gone\nrestarted: stopped at /);
+    const marks = [...html.matchAll(/<g class="nudge-mark( failed)?"><title>([^<]*)</g)];
+    expect(marks.map((m) => [m[1] ?? "", m[2]?.split("\n")[0]])).toEqual([
+      ["", expect.stringMatching(/^pid 1: nudged /)],
+      [" failed", expect.stringMatching(/^pid 1: nudge at .* not typed: pane gone$/)],
+    ]);
+    expect(html).toMatch(/<g class="bar ending-idle_stopped" data-pid="1"/);
+    expect(html).toContain("pid 1 · idle-stopped");
+    for (const word of ["idle-stopped", "wedged-stopped", "nudge", "nudge not typed"])
+      expect(html).toContain(`${word}</li>`);
+    expect(html).toContain("idle spell (the turn ended, nothing to wake it)</li>");
+    expect(html).toContain('<tr class="idle-row woke">');
+    expect(html).toContain(
+      "<dt>idle spells / nudges</dt><dd>2 / 2 (1 woke after the nudge, 1 not typed)</dd>",
+    );
+  });
+
+  it("a wedged manager's hung call is shaded on its bar, with its title", () => {
+    const t = timeline([...life, note(480, "restart_wedged", 100), stopped(481, "restart_wedged")]);
+    const html = reportHtml([t], T0 + 3600_000, "the journal");
+    expect(html).toMatch(
+      /<g class="wedged-spell"><title>wedged: a tool call open since [^<]*restart_wedged\)<\/title><rect /,
+    );
+  });
+
+  it("now: a running manager in an idle spell says since when, and the nudge", () => {
+    const t = timeline([...life, nudged(300, { since: at(200), via })]);
+    expect(standing(t)).toEqual({
+      text: `running: pid 1, idle since ${at(200)}, nudged ${at(300)}`,
+      tone: "warn",
+    });
   });
 });
