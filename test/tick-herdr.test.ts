@@ -5,7 +5,14 @@
 // agent's name, a server that is down or speaks another protocol (either side the older), prose
 // Herdr takes for a dialog, a manager that claims though its prompt was never seen.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, sheepdog, sheepdogAsync, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
@@ -102,6 +109,19 @@ async function tick(env: NodeJS.ProcessEnv): Promise<Report> {
   const r = await sheepdogAsync(["tick", "--json"], { env });
   expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
   return (JSON.parse(r.stdout) as { programs: Report[] }).programs[0] as Report;
+}
+
+/** Ticks every 300 ms until one decides `decision`; every earlier one must be `ok`. */
+async function tickUntil(env: NodeJS.ProcessEnv, decision: string): Promise<Report> {
+  const seen: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    const r = await tick(env);
+    if (r.decision === decision) return r;
+    seen.push(`${r.decision}: ${r.reason}`);
+    if (r.decision !== "ok") break;
+    await new Promise((res) => setTimeout(res, 300));
+  }
+  throw new Error(`expected ${decision}; the ticks said:\n${seen.join("\n")}`);
 }
 
 const calls = (s: Setup, sub: string) =>
@@ -292,6 +312,62 @@ describe("herdr through real ticks (the stand-in as Herdr v0.8.2)", () => {
     expect(screen).toContain("Read ");
     expect(screen).toContain("status: working");
     expect(isAlive(m?.pid as number, m?.start_time as string)).toBe(false);
+  });
+
+  it("an idle manager is nudged through `herdr agent prompt`, then restarted when the turn ends again with no save", async () => {
+    const s = herdrProgram(
+      {},
+      {},
+      {
+        watchdog: {
+          interval: "1h",
+          stale_after: "1h",
+          claim_grace: "1h",
+          quiet_after: "2s",
+          nudge_wait: "2s",
+        },
+      },
+      ["--hang-after", "1"],
+    );
+    await tick(s.env);
+    const [m] = started(s);
+    await waitFor(
+      "the agent to claim and save once",
+      () => ofType(s.stateDir, "saved").length >= 1,
+    );
+    // The turn ends as Claude Code 2.1.328 ends one: a turn_duration entry after the answer.
+    const dir = join(s.seat, "projects", s.root.replace(/[^A-Za-z0-9]/g, "-"));
+    const [file] = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
+    const transcript = join(dir, String(file));
+    const endTurn = () =>
+      appendFileSync(
+        transcript,
+        `${JSON.stringify({ type: "system", subtype: "turn_duration", durationMs: 900, timestamp: new Date().toISOString(), isSidechain: false })}\n`,
+      );
+    endTurn();
+    const nudge = await tickUntil(s.env, "nudge");
+    expect(nudge.reason).toMatch(/idle: the turn ended .* nothing will wake it/);
+    const [nudged] = ofType(s.stateDir, "nudged");
+    expect(nudged).toMatchObject({
+      pid: m?.pid,
+      via: expect.stringMatching(/^herdr agent prompt \S+ \(pane /),
+    });
+    // The line went to the start's agent, by its id, as one line, and arrived as a user turn.
+    const prompts = calls(s, "agent prompt");
+    expect(prompts.at(-1)?.argv).toContain(String(nudged?.text));
+    expect(String(nudged?.text)).not.toContain("\n");
+    expect(userEntries(s).some((u) => /this session has been idle for/.test(u))).toBe(true);
+    // The model answers the nudge without saving: once nudge_wait has passed, it is replaced.
+    endTurn();
+    const restart = await tickUntil(s.env, "restart_idle");
+    expect(restart.reason).toMatch(/nudged .* ago \(nudge_wait 2s\) with no save since/);
+    expect(ofType(s.stateDir, "nudged")).toHaveLength(1);
+    expect(ofType(s.stateDir, "manager_stopped")[0]).toMatchObject({
+      pid: m?.pid,
+      decision: "restart_idle",
+    });
+    expect(isAlive(m?.pid as number, m?.start_time as string)).toBe(false);
+    expect(calls(s, "pane close").length).toBeGreaterThanOrEqual(1);
   });
 
   it("a reason with a newline reaches Herdr as one line", async () => {
