@@ -8,8 +8,8 @@ import { existsSync, type FSWatcher, watch } from "node:fs";
 import { readClaim, sameProcess } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
 import { EXIT, UsageError } from "../errors.js";
-import { readEvents } from "../journal/journal.js";
-import { replay } from "../journal/replay.js";
+import { followReplay } from "../journal/follow.js";
+import type { ReplayedState } from "../journal/replay.js";
 import { livenessOf } from "../process/identity.js";
 import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
@@ -33,10 +33,16 @@ const SETTLE_MS = 50;
 
 type Me = ReturnType<typeof findManager>;
 
-/** Why the wait ends now, or null to go on waiting. Reads three small things, no transcript. */
-export function wakeNow(stateDir: string, me: Me, deadline: number, now = Date.now()): Wake | null {
+/** Why the wait ends now, or null to go on waiting. Reads three small things (the journal only where it grew), no transcript. */
+export function wakeNow(
+  stateDir: string,
+  me: Me,
+  deadline: number,
+  now = Date.now(),
+  replayed: () => ReplayedState = followReplay(stateDir),
+): Wake | null {
   const at = new Date(now).toISOString();
-  const state = replay(readEvents(stateDir));
+  const state = replayed();
   if (state.stoodDown)
     return {
       event: "stood_down",
@@ -89,10 +95,11 @@ function waitForWake(stateDir: string, me: Me, deadline: number): Promise<Wake> 
     let settle: NodeJS.Timeout | null = null;
     let recheck: NodeJS.Timeout | null = null;
     let done = false;
+    const replayed = followReplay(stateDir);
     const timer = setTimeout(() => look(), Math.max(0, deadline - Date.now()));
     const look = () => {
       if (done) return;
-      const wake = wakeNow(stateDir, me, deadline);
+      const wake = wakeNow(stateDir, me, deadline, Date.now(), replayed);
       if (!wake) return;
       done = true;
       watcher?.close();

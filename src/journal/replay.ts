@@ -24,13 +24,14 @@ export function isPersonsUnpause(e: JournalEvent): boolean {
 }
 
 /** Replays the latest-wins pairs of events. */
-export function replay(events: readonly JournalEvent[]): ReplayedState {
-  const state: ReplayedState = {
-    finished: null,
-    stoodDown: null,
-    paused: null,
-    unpausedByPerson: null,
-  };
+export function replay(
+  events: readonly JournalEvent[],
+  /** The state so far, when `events` are what was appended since (see journal/follow.ts). */
+  from?: ReplayedState,
+): ReplayedState {
+  const state: ReplayedState = from
+    ? { ...from }
+    : { finished: null, stoodDown: null, paused: null, unpausedByPerson: null };
   for (const e of events) {
     switch (e.type) {
       case "finished":

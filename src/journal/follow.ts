@@ -1,0 +1,45 @@
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { JOURNAL, parseJournal, readEvents } from "./journal.js";
+import { type ReplayedState, replay } from "./replay.js";
+
+/**
+ * The replayed state of a journal that a long wait looks at again and again (`sheepdog wait`,
+ * woken by every save): the whole journal (up to two 10 MB files) is read once, then only what
+ * was appended since. A new file (rotation) or a shorter one is read whole again. Replaying a
+ * suffix twice gives the same state (each pair is latest-wins), so a line appended between the
+ * stat and the whole read is harmless when it is read again.
+ */
+export function followReplay(stateDir: string): () => ReplayedState {
+  const path = join(stateDir, JOURNAL);
+  let state: ReplayedState | null = null;
+  let ino = -1;
+  let offset = 0;
+  return () => {
+    let st: { ino: number; size: number } | null = null;
+    try {
+      st = statSync(path);
+    } catch {}
+    if (state === null || !st || st.ino !== ino || st.size < offset) {
+      state = replay(readEvents(stateDir));
+      ino = st?.ino ?? -1;
+      offset = st?.size ?? 0;
+      return state;
+    }
+    if (st.size === offset) return state;
+    const buf = Buffer.alloc(st.size - offset);
+    const fd = openSync(path, "r");
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, offset);
+    } finally {
+      closeSync(fd);
+    }
+    // Whole lines only: a line being written is read next time, whole.
+    const end = buf.subarray(0, n).lastIndexOf(0x0a) + 1;
+    if (end === 0) return state;
+    state = replay(parseJournal(buf.subarray(0, end).toString("utf8")), state);
+    offset += end;
+    return state;
+  };
+}
