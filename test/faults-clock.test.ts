@@ -15,7 +15,7 @@ const DAY = 24 * HOUR;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function clocked() {
-  const p = program(["--save-every", "1"], {
+  return managerClocked(["--save-every", "1"], {
     // The defaults' proportions (5m / 45m), shortened: stale_after spans many intervals. Each
     // jump costs one interval of the heartbeat's gap credit (a tick is expected once per
     // interval), so four jumps in a row cost 40 s here: 2m leaves room for a loaded machine.
@@ -23,6 +23,11 @@ function clocked() {
     stale_after: "2m",
     claim_grace: "2m",
   });
+}
+
+/** A program whose processes all read one clock-step file. */
+function managerClocked(flags: string[], watchdog: Record<string, string>) {
+  const p = program(flags, watchdog);
   const clockFile = join(p.home, "clock-step");
   writeFileSync(clockFile, "0");
   const env = { ...p.env, SHEEPDOG_CLOCK_FILE: clockFile };
@@ -95,6 +100,36 @@ describe("clock steps between ticks (all processes' clocks stepped together)", (
     const after = tick(p.env);
     expect(after.report.decision).not.toBe("wait_pause");
     expect(ofType(p.stateDir, "manager_started")).toHaveLength(1);
+  });
+});
+
+describe("a clock stepped back does not slow the time rules (issue 18)", () => {
+  it("a manager that goes silent before the clock steps back an hour is restarted at stale_after, not an hour later", async () => {
+    const p = managerClocked(["--save-every", "1", "--hang-after", "2"], {
+      interval: "2s",
+      stale_after: "6s",
+      claim_grace: "1h",
+    });
+    expect(tick(p.env).report.decision).toBe("start");
+    const pid = ofType(p.stateDir, "manager_started")[0]?.pid as number;
+    await waitForClaimBy(p.stateDir, pid);
+    await waitFor("its two saves", () => p.saves() >= 2);
+    p.step(-HOUR);
+    // By wall time alone its last save is an hour in the future: "fresh" for 1h6s. Monotonic
+    // time says 6 s of silence.
+    const decisions: string[] = [];
+    const stuck = await waitFor(
+      "restart_stuck",
+      () => {
+        const r = tick(p.env);
+        decisions.push(r.report.decision);
+        return r.report.decision === "restart_stuck" ? r : null;
+      },
+      30_000,
+    );
+    expect(new Set(decisions.slice(0, -1))).toEqual(new Set(["ok"]));
+    expect(stuck.report.reason).toMatch(/the clock was stepped back (59m|1h)\S* since: counted/);
+    expect(ofType(p.stateDir, "manager_stopped")[0]).toMatchObject({ pid });
   });
 });
 

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { writeJsonAtomic } from "../util/fs.js";
+import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 
 export const HEARTBEAT = "heartbeat.json";
@@ -11,6 +12,9 @@ export const heartbeatSchema = z.object({
   pid: z.number(),
   start_time: z.optional(z.string()),
   context_tokens: z.nullable(z.number()),
+  /** The monotonic time of the save (util/mono.ts): a clock stepped back since is seen. */
+  mono_ms: z.optional(z.number()),
+  boot: z.optional(z.nullable(z.string())),
 });
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
 
@@ -26,6 +30,7 @@ export function stampHeartbeat(
     pid: manager.pid,
     ...(manager.start_time ? { start_time: manager.start_time } : {}),
     context_tokens: contextTokens,
+    ...monoNow(),
   };
   writeJsonAtomic(join(stateDir, HEARTBEAT), beat);
   return beat;

@@ -75,6 +75,9 @@ export interface StartRecord {
   agent?: string;
   /** Under systemd: the transient scope it runs in. */
   unit?: string;
+  /** The monotonic time it was journaled at (util/mono.ts). */
+  mono_ms?: number;
+  boot?: string | null;
 }
 
 /** A `hand_over` event. */
@@ -160,6 +163,8 @@ function startRecord(e: JournalEvent): StartRecord {
   };
   if (num(e.pid) !== null) r.pid = e.pid as number;
   if (e.exited === true) r.exited = true;
+  if (num(e.mono_ms) !== null) r.mono_ms = e.mono_ms as number;
+  if (typeof e.boot === "string" || e.boot === null) r.boot = e.boot as string | null;
   for (const k of ["start_time", "pane", "window", "agent", "unit", "launch_began"] as const) {
     const v = str(e[k]);
     if (v !== null) r[k] = v;

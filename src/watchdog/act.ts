@@ -10,6 +10,7 @@ import { fillPlaceholders, type Launched } from "../launch/types.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import { faultPoint } from "../util/fault-point.js";
+import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 import type { Decision } from "./decide.js";
 import type { Effect, StopEffect } from "./effects.js";
@@ -215,6 +216,7 @@ const HANDLERS: Handlers = {
         ...launched,
         launcher: kind,
         launch_began: launchBegan,
+        ...monoNow(),
       });
     } catch (err) {
       // Unjournaled (a full disk), no later tick would know to stop it: stop it, then fail.

@@ -2,7 +2,7 @@ import { formatDuration } from "../util/duration.js";
 import { activityRule, quietWords } from "./activity-rule.js";
 import type { Effect } from "./effects.js";
 import type { Facts } from "./facts.js";
-import { gapCredit, heartbeatAge, ms, pauseGraceEnd } from "./gaps.js";
+import { heartbeatAge, ms, pauseGraceEnd, startAge } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 import {
   type DecidePolicy,
@@ -36,6 +36,11 @@ function gapNote(credit: number, pauseCredit = 0): string {
     pauseCredit > 0 ? `${fmt(pauseCredit)} inside a usage pause` : "",
   ].filter(Boolean);
   return notes.length > 0 ? ` (${notes.join(" and ")} is not counted)` : "";
+}
+
+/** A wall clock stepped back since the stamp: its size counts (monotonic time says so). */
+function stepNote(back: number): string {
+  return back > 0 ? ` (the clock was stepped back ${fmt(back)} since: counted)` : "";
 }
 
 /**
@@ -189,8 +194,14 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
     };
   }
   if (claim.state !== "alive") return null;
-  const hb = heartbeatAge(facts, policy) ?? { age: 0, credit: 0, pauseCredit: 0, saved: false };
-  const credited = gapNote(hb.credit, hb.pauseCredit);
+  const hb = heartbeatAge(facts, policy) ?? {
+    age: 0,
+    credit: 0,
+    pauseCredit: 0,
+    saved: false,
+    steppedBack: 0,
+  };
+  const credited = gapNote(hb.credit, hb.pauseCredit) + stepNote(hb.steppedBack);
   const ages = { heartbeat_age_ms: hb.age, gap_credit_ms: hb.credit };
   const what = hb.saved ? "last save" : "claimed without a save";
   // 7. Alive and fresh; 9a–9c when it has been quiet for quiet_after (DESIGN §14).
@@ -395,20 +406,19 @@ function handOverRule(ctx: RuleContext): Matched | null {
 
 /** 12. A start is on its way: wait for it to claim. */
 function startingRule(ctx: RuleContext): Matched | null {
-  const { facts, policy, now } = ctx;
+  const { facts, policy } = ctx;
   const lastStart = facts.history.last_start;
   if (!lastStart || facts.history.claimed_since_last_start) return null;
   // A start whose process already exited will never claim: not waited for (DESIGN §6).
   if (facts.last_start_process === "dead") return null;
-  const credit = gapCredit(facts, policy, ms(lastStart.at));
-  const since = Math.max(0, now - ms(lastStart.at) - credit);
+  const { age: since, credit, steppedBack } = startAge(facts, policy, lastStart);
   if (since >= policy.claimGrace) return null;
   const unit = lastStart.unit ? ` in ${lastStart.unit}` : "";
   const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid}${unit})` : "";
   return {
     decision: "starting",
     rule: 12,
-    reason: `a manager started ${fmt(since)} ago${who} has not claimed yet (grace ${fmt(policy.claimGrace)})${gapNote(credit)}`,
+    reason: `a manager started ${fmt(since)} ago${who} has not claimed yet (grace ${fmt(policy.claimGrace)})${gapNote(credit)}${stepNote(steppedBack)}`,
     effects: [...ctx.pre],
   };
 }

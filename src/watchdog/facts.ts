@@ -1,6 +1,7 @@
 import type { History } from "../journal/replay.js";
 import type { MergeLockState } from "../merge-lock/lock.js";
 import type { PageStatus } from "../page/status.js";
+import type { MonoStamp } from "../util/mono.js";
 import type { Activity } from "./activity.js";
 
 /**
@@ -11,6 +12,8 @@ import type { Activity } from "./activity.js";
 export interface Facts {
   program: string;
   now: string;
+  /** The monotonic clock at `now` (util/mono.ts): how far the wall clock was stepped back. */
+  now_mono?: MonoStamp;
   /** Another live tick of this program holds `tick.lock/` (rule 0). */
   tick_lock: { held: false } | { held: true; pid: number | null; at: string | null };
   /** When the watchdog last ran (last-tick.json `at`), for the sleep/clock-gap rule. */
@@ -49,6 +52,9 @@ export interface Facts {
     start_time?: string;
     context_tokens: number | null;
     source?: "journal";
+    /** The save's monotonic time (util/mono.ts), when it recorded one. */
+    mono_ms?: number;
+    boot?: string | null;
   } | null;
   /** Read only when it matters (a live holder with a stale heartbeat); null otherwise. */
   merge_lock: MergeLockState | null;

@@ -1,4 +1,5 @@
 import type { PauseSpan } from "../journal/replay.js";
+import { steppedBack } from "../util/mono.js";
 import type { DecidePolicy } from "./decide.js";
 import type { Facts, Gap } from "./facts.js";
 
@@ -178,24 +179,46 @@ export function isHoldersBeat(
 export function heartbeatAge(
   facts: Facts,
   policy: Pick<DecidePolicy, "cadence">,
-): { age: number; credit: number; pauseCredit: number; saved: boolean } | null {
+): {
+  age: number;
+  credit: number;
+  pauseCredit: number;
+  saved: boolean;
+  /** How far the wall clock was stepped back since the save: added to the age. */
+  steppedBack: number;
+} | null {
   const claim = facts.claim;
   if (!("claimed_at" in claim)) return null;
   let since = ms(claim.claimed_at);
   let saved = false;
+  let back = 0;
   const beat = facts.heartbeat;
   if (beat && isHoldersBeat(beat, claim)) {
     const at = ms(beat.at);
     if (!Number.isNaN(at) && (Number.isNaN(since) || at >= since)) {
       since = at;
       saved = true;
+      back = steppedBack(at, beat, ms(facts.now), facts.now_mono);
     }
   }
   if (Number.isNaN(since)) since = Number.NEGATIVE_INFINITY;
   const credit = gapCredit(facts, policy, since);
   // The part of the credit that only the pauses give (a sleep inside a pause counts once).
   const pauseCredit = credit - gapCredit(facts, policy, since, false);
-  return { age: Math.max(0, ms(facts.now) - since - credit), credit, pauseCredit, saved };
+  const age = Math.max(0, ms(facts.now) - since - credit + back);
+  return { age, credit, pauseCredit, saved, steppedBack: back };
+}
+
+/** A start's age for claim_grace: wall time since, less gap credit, plus any step back. */
+export function startAge(
+  facts: Facts,
+  policy: Pick<DecidePolicy, "cadence">,
+  start: { at: string; mono_ms?: number; boot?: string | null },
+): { age: number; credit: number; steppedBack: number } {
+  const at = ms(start.at);
+  const credit = gapCredit(facts, policy, at);
+  const back = steppedBack(at, start, ms(facts.now), facts.now_mono);
+  return { age: Math.max(0, ms(facts.now) - at - credit + back), credit, steppedBack: back };
 }
 
 /** Whether the live holder's heartbeat is stale: what makes the merge lock worth reading. */

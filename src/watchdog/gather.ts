@@ -9,6 +9,7 @@ import { type History, history, replay } from "../journal/replay.js";
 import { isZombie, livenessOf, machineId, processInfo } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
+import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 import { type Decision, decide, isHoldersBeat, isNeeds } from "./decide.js";
 import type { ClaimFacts, FactName, Facts, Gap } from "./facts.js";
@@ -172,9 +173,12 @@ export async function gather(
   let heartbeat: Facts["heartbeat"] = readHeartbeat(program.stateDir);
   if ("claimed_at" in claim && !isHoldersBeat(heartbeat, claim))
     heartbeat = holdersLastSave(events, claim) ?? heartbeat;
+  // The monotonic clock at the caller's `now` (status and tests may pass one of their own).
+  const mono = monoNow();
   const facts: Facts = {
     program: program.name,
     now: iso(now),
+    now_mono: { ...mono, mono_ms: mono.mono_ms + (now - Date.now()) },
     tick_lock:
       lock.held && lock.live
         ? { held: true, pid: lock.holder?.pid ?? null, at: lock.holder?.at ?? null }

@@ -987,6 +987,66 @@ const cases: Case[] = [
     ],
     want: { decision: "start_after_hand_over" },
   },
+  // A wall clock stepped back (issue 18): monotonic time since the stamp says how far.
+  {
+    name: "9: the clock stepped back an hour after the last save: the hour counts, stuck at 70m",
+    effects: ["keep_evidence", "stop:holder", "break_claim", "start"],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: { ...beat(10, 42), mono_ms: 5_000_000, boot: "b1" },
+      now_mono: { mono_ms: 5_000_000 + 70 * MIN, boot: "b1" },
+    },
+    want: { decision: "restart_stuck", heartbeat_age_ms: 70 * MIN },
+    reason: /no save for 1h10m .*the clock was stepped back 1h since: counted/,
+  },
+  {
+    name: "7: the same save on another boot: no step can be read, wall time alone",
+    effects: [],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: { ...beat(10, 42), mono_ms: 5_000_000, boot: "b1" },
+      now_mono: { mono_ms: 5_000_000 + 70 * MIN, boot: "b2" },
+    },
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 10 * MIN },
+  },
+  {
+    name: "7: the host slept (less monotonic time than wall time): never a step",
+    effects: [],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: { ...beat(10, 42), mono_ms: 5_000_000, boot: "b1" },
+      now_mono: { mono_ms: 5_000_000 + 2 * MIN, boot: "b1" },
+    },
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 10 * MIN },
+  },
+  {
+    name: "7: a second of difference (two processes' reads, NTP slewing) is no step",
+    effects: [],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: { ...beat(10, 42), mono_ms: 5_000_000, boot: null },
+      now_mono: { mono_ms: 5_000_000 + 10 * MIN + 1500, boot: null },
+    },
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 10 * MIN },
+  },
+  {
+    name: "13: a start journaled before the clock stepped back an hour is past claim_grace",
+    effects: ["stop:leftover", "start"],
+    events: [started(5, true, { pid: 500, start_time: "s", mono_ms: 1_000_000, boot: "b1" })],
+    facts: { now_mono: { mono_ms: 1_000_000 + 65 * MIN, boot: "b1" } },
+    want: { decision: "start", rule: 13 },
+  },
+  {
+    name: "12: the same start with no step is still waited for",
+    effects: [],
+    events: [started(5, true, { pid: 500, start_time: "s", mono_ms: 1_000_000, boot: "b1" })],
+    facts: { now_mono: { mono_ms: 1_000_000 + 5 * MIN, boot: "b1" } },
+    want: { decision: "starting", rule: 12 },
+  },
   // Rule 12
   {
     name: "12: started 9m ago, nothing claimed: wait",
