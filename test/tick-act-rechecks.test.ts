@@ -107,3 +107,49 @@ describe("act re-checks what decide saw", () => {
     expect(ofType(p.stateDir, "tick_failed")).toEqual([]);
   });
 });
+
+describe("a start's intent is journaled before its launch (issue 18)", () => {
+  it("a tick killed mid-launch leaves a start the next tick waits on, then journals it cut short and starts anew", async () => {
+    const p = program(["--exit-at-once"], { claim_grace: "2s" });
+    const marker = join(tempDir(), "marker");
+    // The launcher has started the manager; the tick dies before journaling it.
+    const child = spawn(process.execPath, [CLI, "tick", "--json"], {
+      env: {
+        ...process.env,
+        ...p.env,
+        SHEEPDOG_FAULT_POINT: "act.after-start",
+        SHEEPDOG_FAULT_MARKER: marker,
+      },
+      stdio: "ignore",
+    });
+    const exited = new Promise((r) => child.once("exit", r));
+    await waitFor(
+      "the launch",
+      () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"),
+    );
+    child.kill("SIGKILL");
+    await exited;
+    const [intent] = ofType(p.stateDir, "manager_starting");
+    expect(intent).toMatchObject({ launcher: "command", planned: true });
+    expect(ofType(p.stateDir, "manager_started")).toEqual([]);
+    // Not a second launch beside the first: it is waited on for claim_grace.
+    const next = tick(p.env);
+    expect(next.report.decision).toBe("starting");
+    expect(next.report.reason).toMatch(
+      /its launch was not journaled: the tick that began it ended mid-launch/,
+    );
+    const due = Date.parse(String(intent?.at)) + 2000;
+    const r = await dueFor(p.env, "start", due);
+    expect(r.reason).toMatch(/cut short mid-launch and nothing claimed/);
+    const after = tick(p.env);
+    expect(after.report.decision).toBe("start");
+    expect(ofType(p.stateDir, "start_cut_short")).toHaveLength(1);
+    expect(ofType(p.stateDir, "start_cut_short")[0]?.launch_began).toBe(intent?.launch_began);
+    // The new start is journaled whole: its intent, then its outcome.
+    expect(ofType(p.stateDir, "manager_starting")).toHaveLength(2);
+    expect(ofType(p.stateDir, "manager_started")).toHaveLength(1);
+    expect(ofType(p.stateDir, "manager_started")[0]?.launch_began).toBe(
+      ofType(p.stateDir, "manager_starting")[1]?.launch_began,
+    );
+  });
+});

@@ -75,6 +75,11 @@ export interface StartRecord {
   agent?: string;
   /** Under systemd: the transient scope it runs in. */
   unit?: string;
+  /**
+   * A `manager_starting` no `manager_started` or `manager_start_failed` followed: the tick
+   * ended mid-launch, so what it launched, if anything, is not known.
+   */
+  intent?: true;
   /** The monotonic time it was journaled at (util/mono.ts). */
   mono_ms?: number;
   boot?: string | null;
@@ -197,6 +202,13 @@ class Replay {
   };
   /** The manager holding the claim as far as the journal says, if any. */
   private open: ManagerRecord | null = null;
+  /** The pending intent's start (the history as it was before it, for a failed launch). */
+  private intent: {
+    prev: [StartRecord | null, boolean, History["hand_over_since_last_start"]];
+    launch_began: string | null;
+    /** Counted as a start already (its manager claimed, or another start superseded it). */
+    counted: boolean;
+  } | null = null;
   /** When the newest claim was made (whoever made it). */
   private lastClaimAt: string | null = null;
   // Managers whose first save has been seen (a first save may carry a null fingerprint).
@@ -207,6 +219,9 @@ class Replay {
   apply(e: JournalEvent): void {
     const h = this.h;
     switch (e.type) {
+      case "manager_starting":
+        this.starting(e);
+        break;
       case "manager_started":
         this.started(e);
         break;
@@ -253,10 +268,46 @@ class Replay {
     }
   }
 
+  /**
+   * A start's intent, journaled before its launch: until its outcome is journaled it is the
+   * last start (rule 12 waits for it to claim; rule 11's hand-over has its start underway).
+   */
+  private starting(e: JournalEvent): void {
+    const h = this.h;
+    this.countIntent(); // an intent before it that no outcome followed: cut short
+    this.intent = {
+      prev: [h.last_start, h.claimed_since_last_start, h.hand_over_since_last_start],
+      launch_began: str(e.launch_began),
+      counted: false,
+    };
+    h.last_start = { ...startRecord(e), intent: true };
+    h.claimed_since_last_start = false;
+    h.hand_over_since_last_start = null;
+  }
+
+  /**
+   * A pending intent that proved to be a start (its manager claimed) or was cut short (another
+   * start came with no outcome for it): it counts as a start, once.
+   */
+  private countIntent(): void {
+    const i = this.intent;
+    const s = this.h.last_start;
+    if (!i || i.counted) return;
+    i.counted = true;
+    this.h.starts_total++;
+    this.h.planned_next = null;
+    if (s?.intent && !s.planned) this.unplanned(s.at);
+  }
+
   private started(e: JournalEvent): void {
     const h = this.h;
+    const own = this.intent !== null && this.intent.launch_began === str(e.launch_began);
+    // Another launch's intent, never resolved, was cut short; this launch's own is this start.
+    if (!own) this.countIntent();
+    const counted = own && this.intent?.counted === true;
+    this.intent = null;
     const s = startRecord(e);
-    h.starts_total++;
+    if (!counted) h.starts_total++;
     h.last_start = s;
     h.last_failed_start = null;
     // A start is journaled when its launcher returns; a herdr start waits for its prompt's
@@ -270,7 +321,7 @@ class Replay {
       Date.parse(this.lastClaimAt) >= Date.parse(began);
     h.hand_over_since_last_start = null;
     h.planned_next = null;
-    if (!s.planned) this.unplanned(s.at);
+    if (!s.planned && !counted) this.unplanned(s.at);
   }
 
   /** A usage pause (one with a window; a person's `pause` names none: its manager may work). */
@@ -290,6 +341,10 @@ class Replay {
 
   private startFailed(e: JournalEvent): void {
     const h = this.h;
+    // The launch its intent announced failed: the last start is again the one before it.
+    if (this.intent && !this.intent.counted)
+      [h.last_start, h.claimed_since_last_start, h.hand_over_since_last_start] = this.intent.prev;
+    this.intent = null;
     // A failed start counts as an unplanned start (DESIGN §6): one that can never succeed
     // reaches the crash-loop guard instead of failing on every tick.
     h.planned_next = null;
@@ -310,6 +365,7 @@ class Replay {
 
   private claimed(e: JournalEvent): void {
     const h = this.h;
+    this.countIntent(); // a claim during a launch not yet journaled: it was a start
     h.claimed_since_last_start = true;
     this.lastClaimAt = e.at;
     h.last_failed_start = null;

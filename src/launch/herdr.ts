@@ -171,7 +171,7 @@ export async function startHerdr(
   const { program } = req;
   const root = program.root;
   const s = settingsOf(program);
-  const sinceMs = Date.now();
+  const sinceMs = req.launchBegan;
   // Herdr's server hands its environment to every pane: never the page token.
   const env = launchEnv(program);
   // A terminal takes text as keystrokes: the reason and prompt arrive as one line.

@@ -110,7 +110,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
   const { program } = req;
   const session = sessionOf(program);
   const argv = commandOf(req);
-  const sinceMs = Date.now();
+  const sinceMs = req.launchBegan;
   const unit = await ensureSession(program, session);
   const env = managerEnv(program);
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);

@@ -9,6 +9,11 @@ export interface LaunchRequest {
   reason: string;
   /** The one-line prompt with every placeholder filled. */
   prompt: string;
+  /**
+   * When the launch began (epoch ms), as its intent journaled it (`launch_began`): a claim
+   * taken since is this start's.
+   */
+  launchBegan: number;
 }
 
 /**

@@ -194,10 +194,21 @@ const HANDLERS: Handlers = {
     const kind = program.config.manager.launcher;
     const launcher = await launcherFor(kind);
     faultPoint("act.before-start");
-    const launchBegan = iso(Date.now());
+    const began = Date.now();
+    const launchBegan = iso(began);
+    // The intent first (issue 18): a tick that dies mid-launch (a herdr start waits up to 20 s)
+    // leaves a start the next tick waits on for claim_grace, not a second launch beside it.
+    run.journal({
+      type: "manager_starting",
+      reason,
+      planned,
+      launcher: kind,
+      launch_began: launchBegan,
+    });
+    faultPoint("act.mid-start");
     let launched: Launched;
     try {
-      launched = await launcher.start({ program, reason, prompt });
+      launched = await launcher.start({ program, reason, prompt, launchBegan: began });
     } catch (err) {
       // A failed start, whatever its cause (a launcher's config error included: what load could
       // refuse it already did), is journaled and paged, and counted by the crash-loop guard, so
@@ -330,6 +341,17 @@ async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
   ) {
     run.claimClear = false;
     run.actions.push(`not stopped: pid ${start.pid} claimed since the tick looked`);
+    return;
+  }
+  if (start.intent) {
+    // Its launch was never journaled (the tick ended mid-launch): no pid or pane to stop.
+    run.journal({
+      type: "start_cut_short",
+      launcher: start.launcher,
+      launch_began: start.launch_began ?? start.at,
+      reason: `the start at ${start.at} (${start.launcher}) was cut short before its launch was journaled, and nothing claimed within claim_grace: what it launched, if anything, is not known`,
+    });
+    run.actions.push("a start cut short mid-launch never claimed: journaled start_cut_short");
     return;
   }
   let outcome = "nothing running";

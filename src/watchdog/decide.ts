@@ -414,7 +414,11 @@ function startingRule(ctx: RuleContext): Matched | null {
   const { age: since, credit, steppedBack } = startAge(facts, policy, lastStart);
   if (since >= policy.claimGrace) return null;
   const unit = lastStart.unit ? ` in ${lastStart.unit}` : "";
-  const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid}${unit})` : "";
+  const who = lastStart.intent
+    ? " (its launch was not journaled: the tick that began it ended mid-launch)"
+    : lastStart.pid !== undefined
+      ? ` (pid ${lastStart.pid}${unit})`
+      : "";
   return {
     decision: "starting",
     rule: 12,
@@ -436,6 +440,8 @@ function startRule(ctx: RuleContext): Matched {
   else if (lastStart === null) why = "the program's first start";
   else if (exited)
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago (pid ${lastStart.pid}) exited before it claimed`;
+  else if (unclaimed && lastStart.intent)
+    why = `the start ${fmt(now - ms(lastStart.at))} ago was cut short mid-launch and nothing claimed (grace ${fmt(policy.claimGrace)})`;
   else if (unclaimed) {
     const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago${who} never claimed (grace ${fmt(policy.claimGrace)})`;

@@ -21,7 +21,7 @@ export function requestFor(
   reason = "the last manager died",
 ): LaunchRequest {
   const prompt = `Read ${program.root}/MANAGER-PROMPT.md and follow it. You were started by sheepdog: ${reason}.`;
-  return { program, reason, prompt };
+  return { program, reason, prompt, launchBegan: Date.now() };
 }
 
 /**

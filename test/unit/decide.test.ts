@@ -44,6 +44,8 @@ const ev = (m: number, type: string, fields: Record<string, unknown> = {}): Jour
 });
 const started = (m: number, planned = false, fields: Record<string, unknown> = {}) =>
   ev(m, "manager_started", { reason: "r", planned, launcher: "command", ...fields });
+const intending = (m: number, planned = false) =>
+  ev(m, "manager_starting", { reason: "r", planned, launcher: "herdr", launch_began: ago(m) });
 const claimed = (m: number, pid: number) => ev(m, "claimed", { pid, start_time: ST });
 const saved = (m: number, pid: number, progress: string | null = null) =>
   ev(m, "saved", { pid, context_tokens: 1000, progress, pushed: null });
@@ -1046,6 +1048,58 @@ const cases: Case[] = [
     events: [started(5, true, { pid: 500, start_time: "s", mono_ms: 1_000_000, boot: "b1" })],
     facts: { now_mono: { mono_ms: 1_000_000 + 5 * MIN, boot: "b1" } },
     want: { decision: "starting", rule: 12 },
+  },
+  // A start's intent (issue 18), journaled before its launch.
+  {
+    name: "12: an intent no outcome followed (the tick died mid-launch): waited on, not launched again",
+    effects: [],
+    events: [...HEALTHY, ev(9, "claim_broken"), intending(3)],
+    want: { decision: "starting", rule: 12 },
+    reason: /its launch was not journaled: the tick that began it ended mid-launch/,
+  },
+  {
+    name: "13: the cut-short start past claim_grace: started anew, the intent is the leftover",
+    effects: ["stop:leftover", "start"],
+    events: [...HEALTHY, ev(20, "claim_broken"), intending(11)],
+    want: { decision: "start", rule: 13 },
+    reason: /cut short mid-launch and nothing claimed/,
+  },
+  {
+    name: "12: an intent and its manager_started are one start, waited on by its pid",
+    effects: [],
+    events: [
+      ...HEALTHY,
+      ev(9, "claim_broken"),
+      intending(3),
+      started(3, false, { pid: 600, start_time: "s", launch_began: ago(3) }),
+    ],
+    want: { decision: "starting", rule: 12 },
+    reason: /pid 600/,
+  },
+  {
+    name: "13: an intent whose launch failed: the failure is what the next start answers",
+    effects: ["start"],
+    events: [
+      ...HEALTHY,
+      ev(9, "claim_broken"),
+      intending(3),
+      ev(3, "manager_start_failed", { launcher: "command", reason: "boom", planned: false }),
+    ],
+    want: { decision: "start", rule: 13 },
+    reason: /the last start .* failed: boom/,
+  },
+  {
+    name: "crash loop: starts cut short mid-launch count, as unplanned starts",
+    events: [
+      ...HEALTHY,
+      ev(50, "claim_broken"),
+      intending(40),
+      intending(28),
+      intending(16),
+      ev(12, "claimed", { pid: 7, start_time: ST }),
+      ev(11, "claim_broken"),
+    ],
+    want: { decision: "stand_down" },
   },
   // Rule 12
   {
