@@ -8,31 +8,11 @@ import type { ProgramContext } from "../../src/config/context.js";
 import { type JournalEvent, readEvents } from "../../src/journal/journal.js";
 import { history } from "../../src/journal/replay.js";
 import { act } from "../../src/watchdog/act.js";
-import { type DecidePolicy, type Decision, decide, isNeeds } from "../../src/watchdog/decide.js";
+import { type Decision, decide, isNeeds } from "../../src/watchdog/decide.js";
 import type { Effect } from "../../src/watchdog/effects.js";
 import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
+import { ago, ev, NOW, POLICY, ST } from "./decide-world.js";
 
-const MIN = 60_000;
-const NOW = Date.parse("2026-11-30T12:00:00.000Z");
-const ago = (m: number) => new Date(NOW - m * MIN).toISOString();
-const ST = "linux:boot:1000";
-const POLICY: DecidePolicy = {
-  cadence: 5 * MIN,
-  staleAfter: 45 * MIN,
-  claimGrace: 10 * MIN,
-  mergeMax: 120 * MIN,
-  quietAfter: 10 * MIN,
-  nudgeWait: 3 * MIN,
-  crashLoopStarts: 3,
-  crashLoopWithin: 60 * MIN,
-  noProgressHandOvers: 3,
-  pauseFallback: 60 * MIN,
-};
-const ev = (m: number, type: string, fields: Record<string, unknown> = {}): JournalEvent => ({
-  at: ago(m),
-  type,
-  ...fields,
-});
 const START = { reason: "r", planned: true, launcher: "tmux", pane: "%3", pid: 42, start_time: ST };
 const BASE = [ev(61, "manager_started", START), ev(60, "claimed", { pid: 42, start_time: ST })];
 

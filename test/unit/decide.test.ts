@@ -10,8 +10,7 @@ import {
 } from "../../src/watchdog/decide.js";
 import { effectName } from "../../src/watchdog/effects.js";
 import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
-
-const MIN = 60_000;
+import { ago, ev, MIN, NOW, POLICY, ST } from "./decide-world.js";
 
 /** decide with every fact read: always an answer (a request for facts fails the test). */
 function decide(facts: Facts, policy: DecidePolicy): Decision {
@@ -19,29 +18,7 @@ function decide(facts: Facts, policy: DecidePolicy): Decision {
   if (isNeeds(d)) throw new Error(`decide asked for ${d.needs.join(", ")}`);
   return d;
 }
-const NOW = Date.parse("2026-11-30T12:00:00.000Z");
-/** An ISO time `m` minutes before NOW (negative: after). */
-const ago = (m: number) => new Date(NOW - m * MIN).toISOString();
 
-const POLICY: DecidePolicy = {
-  cadence: 5 * MIN,
-  staleAfter: 45 * MIN,
-  claimGrace: 10 * MIN,
-  mergeMax: 120 * MIN,
-  quietAfter: 10 * MIN,
-  nudgeWait: 3 * MIN,
-  crashLoopStarts: 3,
-  crashLoopWithin: 60 * MIN,
-  noProgressHandOvers: 3,
-  pauseFallback: 60 * MIN,
-};
-
-const ST = "linux:boot:1000";
-const ev = (m: number, type: string, fields: Record<string, unknown> = {}): JournalEvent => ({
-  at: ago(m),
-  type,
-  ...fields,
-});
 const started = (m: number, planned = false, fields: Record<string, unknown> = {}) =>
   ev(m, "manager_started", { reason: "r", planned, launcher: "command", ...fields });
 const intending = (m: number, planned = false) =>
