@@ -100,8 +100,22 @@ describe("watch: reacts without waiting for the interval", () => {
     const first = await newClaim(p.stateDir);
     const second = await newClaim(p.stateDir, first.pid);
     const stuck = w.passes().find((x) => x.programs[0]?.decision === "restart_stuck");
-    expect(stuck?.trigger).toBe("schedule");
+    // The interval's slot, or the moment stale_after came due, whichever came first.
+    expect(["schedule", "a wait ended"]).toContain(stuck?.trigger);
     expect(ofType(p.stateDir, "manager_stopped").some((e) => e.pid === first.pid)).toBe(true);
+    expect(second.pid).not.toBe(first.pid);
+    await w.stop();
+  });
+
+  it("the rules' own moments wake a pass: stale_after comes due an hour before the next slot", {
+    timeout: 120_000,
+  }, async () => {
+    const p = t.program(["--hang-after", "1"], { interval: "1h", stale_after: "3s" });
+    const w = startWatch(p.env, ["--json"], t.cleanups);
+    const first = await newClaim(p.stateDir);
+    const second = await newClaim(p.stateDir, first.pid);
+    const stuck = w.passes().find((x) => x.programs[0]?.decision === "restart_stuck");
+    expect(stuck?.trigger).toBe("a wait ended");
     expect(second.pid).not.toBe(first.pid);
     await w.stop();
   });

@@ -2,7 +2,10 @@ import { relative } from "node:path";
 import type { FSWatcher } from "chokidar";
 import { openProgramAt, type ProgramContext } from "../config/context.js";
 import { livenessOf, machineId } from "../process/identity.js";
+import { spellEvent } from "../watchdog/activity-rule.js";
+import type { DecidePolicy } from "../watchdog/decide.js";
 import type { Facts } from "../watchdog/facts.js";
+import { heartbeatAge } from "../watchdog/gaps.js";
 import type { ProgramReport } from "../watchdog/tick.js";
 import { PassQueue } from "./queue.js";
 import { type JournalMark, journalChange, relevantPath } from "./relevance.js";
@@ -170,7 +173,7 @@ export class ProgramWatch {
     }
     const report = await this.run(program, trigger);
     this.watched = watchedOf(report.facts, report.decision);
-    this.wakeAt = wakeOf(report, Date.now());
+    this.wakeAt = wakeOf(report, Date.now(), program.policy);
     this.last = { root: this.root, trigger, at, report };
     this.done(this.last, null);
   }
@@ -221,12 +224,31 @@ export function watchedOf(facts: Facts | null, decision: string): Identity[] {
   return out;
 }
 
-/** When a pass should run again without any event: a pause's end, or soon after `locked`. */
-export function wakeOf(report: ProgramReport, now: number): number | null {
+/**
+ * When a pass should run again without any event: a pause's end, soon after `locked`, and for
+ * a live holder the moments its rules come due (DESIGN §14): its heartbeat reaching
+ * `quiet_after` (the activity is read) and `stale_after` (rule 9), and a nudge's `nudge_wait`
+ * ending, so an idle manager is replaced within quiet_after + nudge_wait, not a slot later.
+ */
+export function wakeOf(
+  report: ProgramReport,
+  now: number,
+  policy?: Pick<DecidePolicy, "cadence" | "quietAfter" | "staleAfter" | "nudgeWait">,
+): number | null {
   if (report.decision === "locked") return now + LOCKED_RETRY_MS;
   const f = report.facts;
   const until =
     report.decision === "wait_pause" ? f?.paused?.until : f?.seat.limited ? f.seat.until : null;
-  const t = until ? Date.parse(until) : Number.NaN;
-  return Number.isFinite(t) && t > now ? t : null;
+  const due = [until ? Date.parse(until) : Number.NaN];
+  if (f && policy && f.claim.state === "alive") {
+    const hb = heartbeatAge(f, policy);
+    if (hb)
+      for (const after of [policy.quietAfter, policy.staleAfter]) due.push(now + after - hb.age);
+    // A nudge this pass sent (act journaled it after gather), or one sent earlier this spell.
+    if (report.decision === "nudge") due.push(now + policy.nudgeWait);
+    const nudged = spellEvent(f, f.claim, "nudged");
+    if (nudged) due.push(Date.parse(nudged.at) + policy.nudgeWait);
+  }
+  const next = Math.min(...due.filter((t) => Number.isFinite(t) && t > now));
+  return Number.isFinite(next) ? next : null;
 }

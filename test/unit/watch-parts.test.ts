@@ -135,4 +135,41 @@ describe("wakeOf", () => {
       ),
     ).toBe(null);
   });
+
+  it("a live holder: when its heartbeat reaches quiet_after and stale_after, and a nudge's nudge_wait ends", () => {
+    const MIN = 60_000;
+    const at = (m: number) => new Date(now - m * MIN).toISOString();
+    const policy = {
+      cadence: 5 * MIN,
+      quietAfter: 10 * MIN,
+      staleAfter: 45 * MIN,
+      nudgeWait: 3 * MIN,
+    };
+    const live = (beatMin: number, nudgedMin?: number) => ({
+      now: at(0),
+      last_tick_at: at(1),
+      gaps: [],
+      paused: null,
+      seat: { limited: false, until: null },
+      claim: { state: "alive", pid: 42, start_time: "s", machine_id: "m", claimed_at: at(60) },
+      heartbeat: { at: at(beatMin), pid: 42, start_time: "s", context_tokens: 1 },
+      history: {
+        pauses: [],
+        ...(nudgedMin !== undefined
+          ? { activity_events: { nudged: { at: at(nudgedMin), pid: 42 } } }
+          : {}),
+      },
+    });
+    // saved 4m ago: the activity is read at 10m, 6m from now
+    expect(wakeOf(report("ok", live(4)), now, policy)).toBe(now + 6 * MIN);
+    // quiet already: rule 9 at 45m
+    expect(wakeOf(report("ok", live(12)), now, policy)).toBe(now + 33 * MIN);
+    // nudged now: nudge_wait from now; nudged a minute ago in this spell: 2m from now
+    expect(wakeOf(report("nudge", live(12)), now, policy)).toBe(now + 3 * MIN);
+    expect(wakeOf(report("ok", live(13, 1)), now, policy)).toBe(now + 2 * MIN);
+    // a nudge from before the last save is another spell's
+    expect(wakeOf(report("ok", live(4, 5)), now, policy)).toBe(now + 6 * MIN);
+    // without the policy (a caller that has none): as before
+    expect(wakeOf(report("ok", live(4)), now)).toBe(null);
+  });
 });
