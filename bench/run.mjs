@@ -1,5 +1,7 @@
-// `npm run bench`: every benchmark in one go. The statusline and save benches need the peer
+// `npm run bench`: every speed benchmark in one go. The statusline and save benches need the peer
 // tools (npm install --prefix bench/peers) and generate 1/50/500 MB transcripts in bench/.work/.
+// The slower ones that take minutes run by name: `npm run bench -- recovery activity` (kill and
+// hand-over recovery; idle, wedged and busy-but-quiet managers), or report, transcripts.
 import { spawnSync } from "node:child_process";
 
 const benches =

@@ -26,6 +26,17 @@ export function privateBuild(home) {
   return join(app, "dist", "cli.cjs");
 }
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.cjs");
+/** The toy manager that writes Claude Code's transcripts and hook records (the activity faults). */
+export const ACTIVITY_MANAGER = resolve("bench/activity-manager.cjs");
+/** What a toy manager can be told to do (bench/activity-manager.cjs), and which are busy. */
+export const ACTIVITY_KINDS = [
+  "idle",
+  "wedged",
+  "busy-bash",
+  "busy-subagent",
+  "busy-background",
+  "busy-retry",
+];
 
 /** mulberry32, as test/faults-kill.test.ts: a seeded PRNG, so a run can be replayed. */
 export function prng(seed) {
@@ -61,6 +72,9 @@ export function git(cwd, args, env) {
 /**
  * One program under $SHEEPDOG_HOME: the fake manager saving every `saveEvery` s, told to hand
  * over or go silent by a file named with its pid, obeying pauses; a ledger with a bare remote.
+ * With `policy.activity` ({ quietAfter, nudgeWait, busyFor }): the toy manager instead, told by
+ * a file `<kind>-<pid>` in `ctl` to go idle, wedge or be busy but quiet (ACTIVITY_KINDS), and
+ * the watchdog's `quiet_after` and `nudge_wait` set.
  */
 export function makeProgram(home, name, genv, policy) {
   const root = join(home, name);
@@ -73,18 +87,38 @@ export function makeProgram(home, name, genv, policy) {
   git(home, ["init", "-q", ledger], genv);
   git(ledger, ["remote", "add", "origin", remote], genv);
   writeFileSync(join(ledger, "LEDGER.md"), "# ledger\n");
-  const command = [
-    process.execPath,
-    FAKE_MANAGER,
-    "--save-every",
-    String(policy.saveEvery),
-    "--hand-over-when",
-    join(ctl, "hand-over-%p"),
-    "--hang-when",
-    join(ctl, "silence-%p"),
-    "--obey-pause",
-    "{prompt}",
-  ];
+  const a = policy.activity;
+  const command = a
+    ? [
+        process.execPath,
+        ACTIVITY_MANAGER,
+        "--save-every",
+        String(policy.saveEvery),
+        "--ctl",
+        ctl,
+        "--busy-for",
+        String(a.busyFor),
+        "--grow-every",
+        "1",
+        "--retry-every",
+        "1",
+        "--wedge-timeout",
+        "1000",
+        "--obey-pause",
+        "{prompt}",
+      ]
+    : [
+        process.execPath,
+        FAKE_MANAGER,
+        "--save-every",
+        String(policy.saveEvery),
+        "--hand-over-when",
+        join(ctl, "hand-over-%p"),
+        "--hang-when",
+        join(ctl, "silence-%p"),
+        "--obey-pause",
+        "{prompt}",
+      ];
   const config = {
     name,
     manager: { launcher: "command", command, env: { SHEEPDOG_CLI: policy.cli } },
@@ -92,13 +126,23 @@ export function makeProgram(home, name, genv, policy) {
       interval: policy.interval,
       stale_after: policy.staleAfter,
       claim_grace: policy.claimGrace,
+      ...(a ? { quiet_after: a.quietAfter, nudge_wait: a.nudgeWait } : {}),
       crash_loop: { starts: 100000, within: "1h" },
       no_progress_hand_overs: 100000,
     },
     ledger: { repo: "ledger" },
   };
   writeFileSync(join(root, "program.json"), `${JSON.stringify(config, null, 2)}\n`);
-  return { name, root, ctl, ledger, remote, stateDir: join(root, ".sheepdog"), shas: new Set() };
+  return {
+    name,
+    root,
+    ctl,
+    ledger,
+    remote,
+    stateDir: join(root, ".sheepdog"),
+    shas: new Set(),
+    activity: Boolean(a),
+  };
 }
 
 /** A process's start time (field 22 of /proc/PID/stat) and state, or null when it is gone. */
@@ -123,7 +167,7 @@ export function isAlive(pid, startTime) {
 }
 
 /**
- * Live fake managers of each program root, from /proc (cmdline and environment, never the name
+ * Live fake (and toy) managers of each program root, from /proc (cmdline and environment, never the name
  * alone). A manager's child between fork and exec still shows its parent's argv: skipped.
  */
 export function liveManagers(roots) {
@@ -131,7 +175,8 @@ export function liveManagers(roots) {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (!readFileSync(`/proc/${name}/cmdline`, "utf8").includes(FAKE_MANAGER)) continue;
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      if (!cmdline.includes(FAKE_MANAGER) && !cmdline.includes(ACTIVITY_MANAGER)) continue;
       const env = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
       const root = env.find((e) => e.startsWith("SHEEPDOG_PROGRAM="))?.slice(17);
       const s = procStat(Number(name));
@@ -221,4 +266,49 @@ export function killExact(pid, startTime) {
     // gone meanwhile
   }
   return true;
+}
+
+/**
+ * Every live process whose `SHEEPDOG_PROGRAM` is one of `roots` (the managers, and the tool
+ * shells they started, which inherit it), read from /proc, never by name: SIGKILLed and
+ * continued if stopped (`skip`: pids already dealt with). Returns how many there were.
+ */
+export function killProgramProcesses(roots, skip = new Set()) {
+  const wanted = new Set(roots.map((r) => `SHEEPDOG_PROGRAM=${r}`));
+  let n = 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid || skip.has(Number(name))) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      if (!env.some((e) => wanted.has(e))) continue;
+      const s = procStat(Number(name));
+      if (!s || s.state === "Z" || s.state === "X") continue;
+      process.kill(Number(name), "SIGKILL");
+      process.kill(Number(name), "SIGCONT");
+      n++;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return n;
+}
+
+/** The toy managers' own log of their spells (`<ctl>/events.jsonl`): {pid, kind, phase, at}. */
+export function toyEvents(ctl) {
+  let text = "";
+  try {
+    text = readFileSync(join(ctl, "events.jsonl"), "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
 }

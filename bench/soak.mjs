@@ -2,9 +2,15 @@
 // `sheepdog tick --all` every few seconds, for N minutes, while a seeded PRNG kills managers
 // (-9), stops them (SIGSTOP: stuck), silences them (no more saves), makes them hand over, puts
 // the seat at a usage limit with a reset a few seconds ahead, and kills the watcher and timer
-// ticks mid-pass. It checks the invariants all along and reports every violation (exit 1 if
-// any) and the recovery times per fault kind. Not part of `npm test`.
-//   node bench/soak.mjs [--minutes 10] [--programs 4] [--seed S] [--tick-every 3] [--keep]
+// ticks mid-pass. Beside them, --activity programs run the toy manager that writes Claude
+// Code's transcripts and hook records (bench/activity-manager.cjs) with a short quiet_after,
+// told now and then to go idle or wedge (each must be replaced, restart_idle / restart_wedged,
+// well before stale_after) or to be busy but quiet for a while: a long Bash call, a sub-agent,
+// a background task, an API retry (each must be left alone: a restart of one is a false
+// restart, a violation). It checks the invariants all along and reports every violation (exit
+// 1 if any) and the recovery times per fault kind. Not part of `npm test`.
+//   node bench/soak.mjs [--minutes 10] [--programs 4] [--activity 3] [--seed S] [--tick-every 3]
+//                       [--keep]
 //   npm run soak -- --minutes 1
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -13,17 +19,21 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { median } from "./lib.mjs";
 import {
+  ACTIVITY_KINDS,
   AGED_LOCKS,
   claimOf,
   git,
   gitEnv,
   journalOf,
   killExact,
+  killProgramProcesses,
   liveManagers,
   makeProgram,
   privateBuild,
   prng,
+  readJson,
   tickLockOf,
+  toyEvents,
   unpushed,
 } from "./soak-world.mjs";
 
@@ -31,6 +41,7 @@ const { values: opt } = parseArgs({
   options: {
     minutes: { type: "string", default: "10" },
     programs: { type: "string", default: "4" },
+    activity: { type: "string", default: "3" },
     seed: { type: "string" },
     "tick-every": { type: "string", default: "3" },
     keep: { type: "boolean", default: false },
@@ -41,6 +52,22 @@ const SEED = Number(opt.seed) || Date.now() % 2 ** 31;
 const TICK_EVERY_MS = Number(opt["tick-every"]) * 1000;
 const random = prng(SEED);
 const POLICY = { saveEvery: 1, interval: "5s", staleAfter: "8s", claimGrace: "10s" };
+/**
+ * The activity programs': quiet_after well under stale_after, so an idle or wedged manager is
+ * replaced in about quiet_after + one interval, and a busy one has room to be quiet for
+ * `busyFor` seconds (over twice quiet_after) before it saves again.
+ */
+const ACTIVITY_POLICY = {
+  saveEvery: 1,
+  interval: "2s",
+  staleAfter: "25s",
+  claimGrace: "10s",
+  activity: { quietAfter: "5s", nudgeWait: "2s", busyFor: 12 },
+};
+const ACTIVITY_STALE_MS = 25_000;
+const BUSY = ACTIVITY_KINDS.filter((k) => k.startsWith("busy-"));
+/** The restart an activity fault calls for (the busy ones call for none). */
+const EXPECTED = { idle: "restart_idle", wedged: "restart_wedged" };
 /** How long a state may last before it is a violation (they are all far past the policy's). */
 const GRACE = { twoManagers: 10_000, deadClaim: 45_000, noHolder: 60_000, deadLock: 60_000 };
 const AGED_LOCK_MS = 120_000;
@@ -59,13 +86,26 @@ const env = {
   CLAUDE_CONFIG_DIR: join(home, "seat"),
 };
 delete env.SHEEPDOG_PROGRAM;
-const programs = Array.from({ length: Number(opt.programs) }, (_, i) =>
-  makeProgram(home, `soak-${i}`, genv, { ...POLICY, cli: CLI }),
-);
+const programs = [
+  ...Array.from({ length: Number(opt.programs) }, (_, i) =>
+    makeProgram(home, `soak-${i}`, genv, { ...POLICY, cli: CLI }),
+  ),
+  ...Array.from({ length: Number(opt.activity) }, (_, i) =>
+    makeProgram(home, `soak-activity-${i}`, genv, { ...ACTIVITY_POLICY, cli: CLI }),
+  ),
+];
 const roots = programs.map((p) => p.root);
 
 const t0 = Date.now();
-const tally = { samples: 0, ticks: 0, faults: {}, sheepdogKills: 0, recoveries: {} };
+const tally = {
+  samples: 0,
+  ticks: 0,
+  faults: {},
+  sheepdogKills: 0,
+  recoveries: {},
+  activity: {},
+  falseRestarts: 0,
+};
 const violations = [];
 const violate = (what) => {
   const line = `${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`;
@@ -130,6 +170,8 @@ async function timerLoop() {
 // ---- faults ------------------------------------------------------------------------------
 /** The faults waiting for their recovery: root → { kind, t0, oldPid }. */
 const pending = new Map();
+/** Every activity fault by the pid it was injected into: pid → the pending entry. */
+const faulted = new Map();
 let limit = null; // { at, resetAt }
 const limitWindows = [];
 
@@ -187,10 +229,36 @@ async function injectOne() {
   if (ready.length === 0) return;
   const p = pick(ready);
   const h = healthyHolder(p);
+  if (p.activity) return injectActivity(p, h);
   const kind = pick(["kill", "kill", "stop", "silence", "hand-over", "hand-over"]);
   MANAGER_FAULTS[kind](h, p);
   pending.set(p.root, { kind, t0: Date.now(), oldPid: h.pid });
   count(kind);
+}
+
+/** The toy manager is told to go `kind` at its next save; its own log says when it did. */
+function injectActivity(p, h) {
+  // the kind told least often so far (the PRNG breaks ties): every kind comes up in a short run
+  const fewest = Math.min(...ACTIVITY_KINDS.map((k) => activityTally(k).injected));
+  const kind = pick(ACTIVITY_KINDS.filter((k) => activityTally(k).injected === fewest));
+  writeFileSync(join(p.ctl, `${kind}-${h.pid}`), "");
+  const f = { kind, base: kind, t0: Date.now(), oldPid: h.pid, activity: true };
+  pending.set(p.root, f);
+  faulted.set(h.pid, f);
+  count(kind);
+  activityTally(kind).injected++;
+}
+
+function activityTally(kind) {
+  tally.activity[kind] ??= {
+    injected: 0,
+    replaced: [],
+    trials: [],
+    back: [],
+    other: 0,
+    decisions: {},
+  };
+  return tally.activity[kind];
 }
 
 async function injectorLoop() {
@@ -288,6 +356,7 @@ function checkLocks(p, now) {
 function checkRecovery(p, now) {
   const f = pending.get(p.root);
   if (!f) return;
+  if (f.activity) return checkActivity(p, f, now);
   const h = healthyHolder(p);
   if (h && h.pid !== f.oldPid) {
     recovered(f.kind, now - f.t0);
@@ -295,6 +364,104 @@ function checkRecovery(p, now) {
   } else if (now - f.t0 > RECOVERY_LIMIT_MS && !inLimit(now)) {
     violate(`${p.name}: no new manager ${RECOVERY_LIMIT_MS} ms after ${f.kind} of pid ${f.oldPid}`);
     pending.delete(p.root);
+  }
+}
+
+const ms = (iso) => Date.parse(iso);
+/** The toy's own `went` and `resumed` for this pid and kind (its spell's true start and end). */
+function spellOf(p, pid, kind) {
+  const events = toyEvents(p.ctl).filter((e) => e.pid === pid && e.kind === kind);
+  return {
+    went: events.find((e) => e.phase === "went") ?? null,
+    back: events.find((e) => e.phase === "resumed") ?? null,
+  };
+}
+
+/**
+ * An idle or wedged manager is over when another holds the claim (timed from its spell's start
+ * to that claim); a busy one when it saved again, itself. Whether a restart was the right one
+ * is checkRestarts' (from the journal).
+ */
+function checkActivity(p, f, now) {
+  const a = activityTally(f.base);
+  const h = healthyHolder(p);
+  const { went, back } = spellOf(p, f.oldPid, f.base);
+  if (BUSY.includes(f.base) && back && h?.pid === f.oldPid) {
+    a.back.push(ms(back.at) - (went ? ms(went.at) : f.t0));
+    pending.delete(p.root);
+    return;
+  }
+  if (h && h.pid !== f.oldPid) {
+    // a busy one replaced: a pause told it to stop, or a restart (checkRestarts judges which)
+    if (BUSY.includes(f.base)) a.other++;
+    else {
+      const holder = readJson(join(p.stateDir, "claim", "holder.json"));
+      const claimed = holder?.pid === h.pid && holder.claimed_at ? ms(holder.claimed_at) : now;
+      const from = went ? ms(went.at) : f.t0;
+      a.replaced.push(claimed - from);
+      // when the pass that restarted it acted (its restart_* event), for the report
+      const restart = journalOf(p.stateDir).events.find(
+        (e) => /^restart_/.test(e.type) && e.pid === f.oldPid,
+      );
+      const s = (x) => ((x - from) / 1000).toFixed(1);
+      a.trials.push(
+        `${restart ? `${restart.type} ${s(ms(restart.at))} → ` : ""}claim ${s(claimed)}${f.kind.endsWith(LIMITED) ? LIMITED : ""}`,
+      );
+    }
+    pending.delete(p.root);
+    return;
+  }
+  if (now - f.t0 > RECOVERY_LIMIT_MS && !inLimit(now)) {
+    violate(
+      `${p.name}: pid ${f.oldPid} told to go ${f.base} ${RECOVERY_LIMIT_MS} ms ago: ${BUSY.includes(f.base) ? "it neither came back nor was replaced" : "no new manager"}`,
+    );
+    pending.delete(p.root);
+  }
+}
+
+/**
+ * Every restart of an activity program's live manager, from its journal: an idle one must be
+ * `restart_idle`, a wedged one `restart_wedged` (a `restart_stuck` means the verdict missed it
+ * and stale_after caught it); a busy-but-quiet one, or one told nothing, must not be restarted
+ * before stale_after at all (a false restart). A pause's planned stop is not judged here.
+ */
+const judged = new Set();
+function checkRestarts() {
+  for (const p of programs) {
+    if (!p.activity) continue;
+    for (const e of journalOf(p.stateDir).events) {
+      if (e.type !== "manager_stopped" || !/^restart_(idle|wedged|stuck)$/.test(e.decision ?? ""))
+        continue;
+      const key = `${p.root}:${e.at}:${e.pid}`;
+      if (judged.has(key) || e.planned) continue;
+      judged.add(key);
+      const f = faulted.get(e.pid);
+      if (f) {
+        const d = activityTally(f.base).decisions;
+        d[e.decision] = (d[e.decision] ?? 0) + 1;
+      }
+      const want = f ? EXPECTED[f.base] : undefined;
+      if (want) {
+        if (e.decision !== want && !f.kind.endsWith(LIMITED))
+          violate(
+            `${p.name}: pid ${e.pid} went ${f.base} and was stopped by ${e.decision}, not ${want}: ${e.reason}`,
+          );
+        continue;
+      }
+      const went = f ? spellOf(p, e.pid, f.base).went : null;
+      const quiet = went ? ms(e.at) - ms(went.at) : null;
+      const what = f
+        ? `${f.base}, ${quiet === null ? "before its spell" : `${quiet} ms into its quiet spell`}`
+        : "told nothing";
+      if (quiet !== null && quiet >= ACTIVITY_STALE_MS)
+        violate(
+          `${p.name}: pid ${e.pid} (${what}) did not save again within stale_after: ${e.reason}`,
+        );
+      else {
+        tally.falseRestarts++;
+        violate(`${p.name}: false restart: ${e.decision} of pid ${e.pid} (${what}): ${e.reason}`);
+      }
+    }
   }
 }
 
@@ -313,6 +480,7 @@ function checkJournalsAndLedgers() {
     const head = git(p.ledger, ["rev-parse", "-q", "--verify", "HEAD"], genv);
     if (head.code === 0 && head.out) p.shas.add(head.out);
   }
+  checkRestarts();
 }
 
 /** No manager starts while the seat is paused (between a `paused` event and its end). */
@@ -370,6 +538,8 @@ async function cleanup() {
     for (const m of managers) seen.set(m.pid, m.start_time);
   let left = 0;
   for (const [pid, start] of seen) if (killExact(pid, start)) left++;
+  // what the managers left: the toy managers' tool shells, a save in flight
+  tally.shells = killProgramProcesses(roots, new Set(seen.keys()));
   if (!opt.keep) rmSync(home, { recursive: true, force: true });
   return left;
 }
@@ -387,7 +557,9 @@ function report(left) {
       .join(", ")})`,
   );
   console.log("| fault | injected | recovered | median | worst |\n|---|---|---|---|---|");
-  const kinds = [...new Set([...Object.keys(tally.faults), ...Object.keys(tally.recoveries)])];
+  const kinds = [
+    ...new Set([...Object.keys(tally.faults), ...Object.keys(tally.recoveries)]),
+  ].filter((k) => !ACTIVITY_KINDS.includes(k));
   for (const kind of kinds) {
     const n = tally.faults[kind] ?? "";
     const r = tally.recoveries[kind] ?? [];
@@ -395,7 +567,37 @@ function report(left) {
     const worst = r.length ? fmt(Math.max(...r)) : "–";
     console.log(`| ${kind} | ${n} | ${r.length} | ${m} | ${worst} |`);
   }
-  console.log(`managers still running at the end (ended exactly): ${left}`);
+  if (programs.some((p) => p.activity)) {
+    const { quietAfter, nudgeWait, busyFor } = ACTIVITY_POLICY.activity;
+    console.log(
+      `activity programs: quiet_after ${quietAfter}, nudge_wait ${nudgeWait}, stale_after ${ACTIVITY_POLICY.staleAfter}, interval ${ACTIVITY_POLICY.interval}; busy spells ${busyFor} s`,
+    );
+    console.log(
+      "| activity fault | injected | replaced | came back by itself | ended otherwise | spell → new claim (median / worst) | stops |\n|---|---|---|---|---|---|---|",
+    );
+    for (const kind of ACTIVITY_KINDS) {
+      const a = tally.activity[kind];
+      if (!a) continue;
+      const r = a.replaced;
+      const times = r.length ? `${fmt(median(r))} / ${fmt(Math.max(...r))}` : "–";
+      const stops = Object.entries(a.decisions)
+        .map(([d, n]) => `${d} ${n}`)
+        .join(", ");
+      console.log(
+        `| ${kind} | ${a.injected} | ${r.length} | ${a.back.length} | ${a.other} | ${times} | ${stops || "–"} |`,
+      );
+    }
+    for (const kind of Object.keys(EXPECTED)) {
+      const trials = tally.activity[kind]?.trials ?? [];
+      if (trials.length) console.log(`  ${kind} (s from its spell's start): ${trials.join("; ")}`);
+    }
+    console.log(
+      `false restarts (a busy-but-quiet or untold manager restarted): ${tally.falseRestarts}`,
+    );
+  }
+  console.log(
+    `managers still running at the end (ended exactly): ${left}${tally.shells ? `; their tool shells and CLI runs: ${tally.shells}` : ""}`,
+  );
   console.log(`violations: ${violations.length}`);
   for (const v of violations) console.log(`  ${v}`);
   if (opt.keep) console.log(`kept: ${home}`);
