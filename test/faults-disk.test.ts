@@ -66,6 +66,12 @@ describe.skipIf(!canUnshare)(
         if (f.code === 1) failedClearly(f);
         expect(f.stderr, what).not.toMatch(STACK);
       }
+      // A finish journaled before the disk refused the claim's release says it holds.
+      const finishes = out.full.filter((f) => f.args[0] === "finish" && f.code === 1);
+      if ((out.files["journal.jsonl"] ?? "").includes('"note":"disk full"'))
+        expect(finishes.map((f) => f.stderr).join("")).toMatch(
+          /finished \(journaled: the watchdog starts nothing more until sheepdog reopen\), but the claim could not be released: .*ENOSPC/,
+        );
       // The first save on the full disk cannot write heartbeat.json.
       failedClearly(out.full[0] as Ran);
       expect(out.full.filter((f) => f.code === 1).length).toBeGreaterThanOrEqual(2);

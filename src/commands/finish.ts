@@ -1,6 +1,6 @@
 import { readClaim, releaseClaimIf, sameProcess } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
-import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { EXIT, RefusedError, RuntimeFailure, UsageError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { afterEvents } from "../page/hooks.js";
 import type { ProcessIdentity } from "../process/identity.js";
@@ -51,13 +51,22 @@ export async function run(argv: string[]): Promise<number> {
   let released = false;
   if (me) {
     const self = me;
-    const out = releaseClaimIf(
-      program.stateDir,
-      (c) => c.held && c.holder !== null && sameProcess(c.holder, self),
-      () => ({ type: "released", pid: self.pid, start_time: self.start_time, note: "finished" }),
-    );
-    if (out.released) events.push(out.event);
-    released = out.released;
+    try {
+      const out = releaseClaimIf(
+        program.stateDir,
+        (c) => c.held && c.holder !== null && sameProcess(c.holder, self),
+        () => ({ type: "released", pid: self.pid, start_time: self.start_time, note: "finished" }),
+      );
+      if (out.released) events.push(out.event);
+      released = out.released;
+    } catch (err) {
+      // The finish is journaled and holds: say so, not only that something failed (a full
+      // disk once made this exit 1 with a bare ENOSPC, and the program was finished anyway).
+      await afterEvents(program, events);
+      throw new RuntimeFailure(
+        `${program.name}: finished (journaled: the watchdog starts nothing more until sheepdog reopen), but the claim could not be released: ${(err as Error).message}; release it with sheepdog claim release --pid ${self.pid} once that is mended`,
+      );
+    }
   }
   await afterEvents(program, events);
   if (values.json) {
