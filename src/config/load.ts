@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../errors.js";
-import { parseDuration } from "../util/duration.js";
+import { formatDuration, parseDuration } from "../util/duration.js";
 import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
 import { isInteractiveClaude } from "./claude-argv.js";
@@ -104,16 +104,17 @@ export function parseConfig(text: string, file: string): ProgramConfig {
     const lines = result.error.issues.flatMap((issue) => describeIssue(issue, raw).split("\n"));
     throw new UsageError(lines.map((l) => `${file}: ${l}`).join("\n"));
   }
-  const problems = launcherProblems(result.data);
+  const problems = loadProblems(result.data);
   if (problems.length > 0) throw new UsageError(problems.map((l) => `${file}: ${l}`).join("\n"));
   return expandPaths(result.data);
 }
 
 /**
- * What the launcher would only find out at a start (DESIGN §16: refuse at load what can be
- * refused, so `check` says it and a tick never fails on it): the fields the launcher needs.
+ * What a start or a lease would only find out later (DESIGN §16: refuse at load what can be
+ * refused, so `check` says it and a tick never fails on it): the fields the launcher needs, and
+ * a lease ttl too short to fence in time.
  */
-function launcherProblems(config: ProgramConfig): string[] {
+function loadProblems(config: ProgramConfig): string[] {
   const m = config.manager;
   const out: string[] = [];
   // (A missing manager.command is allowed: a program that is only inspected needs none; check
@@ -122,6 +123,17 @@ function launcherProblems(config: ProgramConfig): string[] {
     if (isInteractiveClaude(m.command))
       out.push(
         `manager.command: expected a command that runs without a terminal, got ${JSON.stringify(m.command)}: claude without -p/--print needs one (without it, it answers once and exits, which looks like a crash every time); use the tmux or herdr launcher`,
+      );
+  }
+  // A holder must fence itself (ttl − margin without a renewal) before another host may take
+  // over (ttl + margin), with a tick between: ttl ≥ 2 × margin + interval (DESIGN §15).
+  const lease = config.lease;
+  if (lease) {
+    const ttl = parseDuration(lease.ttl);
+    const least = 2 * parseDuration(lease.margin) + parseDuration(config.watchdog.interval);
+    if (ttl < least)
+      out.push(
+        `lease.ttl: expected at least 2 × lease.margin + watchdog.interval (${formatDuration(least)}), got ${JSON.stringify(lease.ttl)}: a host could be taken over before it has fenced itself`,
       );
   }
   const session = m.tmux?.session;
@@ -139,6 +151,10 @@ function expandPaths(config: ProgramConfig): ProgramConfig {
     c.manager.env.CLAUDE_CONFIG_DIR = expandHome(c.manager.env.CLAUDE_CONFIG_DIR);
   if (c.merge_lock) c.merge_lock.repo = expandHome(c.merge_lock.repo);
   if (c.ledger) c.ledger.repo = expandHome(c.ledger.repo);
+  if (c.lease) {
+    c.lease.repo = expandHome(c.lease.repo);
+    c.lease.ref ??= `refs/sheepdog/lease/${c.name}`;
+  }
   if (c.page?.ntfy?.token_file) c.page.ntfy.token_file = expandHome(c.page.ntfy.token_file);
   return c;
 }

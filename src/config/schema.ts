@@ -26,6 +26,7 @@ export const DEFAULTS = {
   usage: { pause_at_percent: 100, pause_fallback: "1h" },
   merge_lock: { ref: "refs/looprunner/merge-lock" },
   ledger: { remote: "origin", branch: "ledger" },
+  lease: { remote: "origin", margin: "2m" },
   page: {
     server: "https://ntfy.sh",
     cooldown: "6h",
@@ -163,6 +164,22 @@ export const programSchema = z.strictObject({
       repo: text(),
       remote: z._default(text(), DEFAULTS.ledger.remote),
       branch: z._default(text(), DEFAULTS.ledger.branch),
+    }),
+  ),
+  // More than one host (DESIGN §15): the program's lease on its git remote. `ref` defaults to
+  // refs/sheepdog/lease/<name> (load fills it in); ttl against margin and interval is checked
+  // at load.
+  lease: z.optional(
+    z.strictObject({
+      repo: text(),
+      remote: z._default(text(), DEFAULTS.lease.remote),
+      ref: z.optional(
+        z.string().check(z.regex(/^refs\/[^\s~^:?*[\\]+$/, { message: "a git ref under refs/" })),
+      ),
+      ttl: z
+        .string({ message: DURATION_EXPECTED })
+        .check(z.refine(isPositiveDuration, { message: DURATION_EXPECTED })),
+      margin: duration(DEFAULTS.lease.margin),
     }),
   ),
   progress: z.optional(z.strictObject({ paths: z.array(progressGlob()) })),

@@ -1,12 +1,12 @@
 import * as z from "zod/mini";
 import { sameProcess } from "../claim/claim.js";
 import type { ProgramConfig } from "../config/schema.js";
-import { RefusedError, RuntimeFailure } from "../errors.js";
-import { git, gitFailure } from "../git/run.js";
+import { RefusedError } from "../errors.js";
+import { casRef, type RefAt, refSha } from "../git/ref-cas.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { formatDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
-import { deleteIfAt, lockMessage, makeLockCommit, refSha, rejected, repoOf } from "./ref.js";
+import { deleteIfAt, lockMessage, lockRef, makeLockCommit, repoOf } from "./ref.js";
 
 /** The holder JSON a merge-lock commit's message carries (DESIGN §10). */
 export interface MergeLockHolder {
@@ -55,12 +55,12 @@ function parseHolder(message: string | null): MergeLockHolder | null {
   }
 }
 
-async function stateAt(cfg: MergeLockConfig, repo: string, now: number): Promise<MergeLockState> {
+async function stateAt(ref: RefAt, now: number): Promise<MergeLockState> {
   // The ref can move between reading it and fetching its commit: read again then.
   for (let attempt = 0; ; attempt++) {
-    const sha = await refSha(cfg, repo);
+    const sha = await refSha(ref);
     if (sha === null) return { held: false };
-    const message = await lockMessage(cfg, repo, sha);
+    const message = await lockMessage(ref, sha);
     if (message === null && attempt < 2) continue;
     const holder = parseHolder(message);
     if (!holder) return { held: true, holder: null, liveness: "unreadable", age_ms: null, sha };
@@ -83,7 +83,7 @@ export async function readMergeLock(
   cfg: MergeLockConfig,
   opts: LockOptions = {},
 ): Promise<MergeLockState> {
-  return stateAt(cfg, repoOf(cfg, opts), opts.now ?? Date.now());
+  return stateAt(lockRef(cfg, repoOf(cfg, opts)), opts.now ?? Date.now());
 }
 
 export type AcquireOutcome =
@@ -101,39 +101,22 @@ export async function acquireMergeLock(
   item: string | null,
   opts: LockOptions = {},
 ): Promise<AcquireOutcome> {
-  const repo = repoOf(cfg, opts);
+  const at = lockRef(cfg, repoOf(cfg, opts));
   const now = opts.now ?? Date.now();
   const holder: MergeLockHolder = { ...me, item, at: iso(now) };
-  const sha = await makeLockCommit(repo, holder);
+  const sha = await makeLockCommit(at, holder);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const r = cfg.remote
-      ? await git(
-          [
-            "push",
-            "--porcelain",
-            `--force-with-lease=${cfg.ref}:`,
-            cfg.remote,
-            `${sha}:${cfg.ref}`,
-          ],
-          { cwd: repo },
-        )
-      : await git(["update-ref", "-m", "sheepdog merge-lock acquire", cfg.ref, sha, ""], {
-          cwd: repo,
-        });
-    if (r.code === 0) return { ok: true, holder, sha, already: false };
-    if (cfg.remote && !rejected(r))
-      throw new RuntimeFailure(gitFailure(r, `merge lock: cannot push to ${cfg.remote}`));
-    const state = await stateAt(cfg, repo, Date.now());
+    // An atomic create: "the ref must not exist".
+    if (await casRef(at, sha, null)) return { ok: true, holder, sha, already: false };
+    const state = await stateAt(at, Date.now());
     if (state.held) {
       if (state.holder && sameProcess(state.holder, me) && state.sha)
         return { ok: true, holder: state.holder, sha: state.sha, already: true };
       return { ok: false, state };
     }
-    if (!cfg.remote && !/exists|expected|lock/i.test(r.stderr))
-      throw new RuntimeFailure(gitFailure(r, "merge lock: git update-ref"));
     // Released between our attempt and our look: try again.
   }
-  return { ok: false, state: await stateAt(cfg, repo, Date.now()) };
+  return { ok: false, state: await stateAt(at, Date.now()) };
 }
 
 /** How a lock's holder reads in a message: pid, item, age and whether it is alive. */
@@ -164,8 +147,8 @@ export async function releaseMergeLock(
   who: { me: ProcessIdentity } | { stale: true },
   opts: LockOptions = {},
 ): Promise<Extract<MergeLockState, { held: true }>> {
-  const repo = repoOf(cfg, opts);
-  const state = await stateAt(cfg, repo, opts.now ?? Date.now());
+  const at = lockRef(cfg, repoOf(cfg, opts));
+  const state = await stateAt(at, opts.now ?? Date.now());
   if (!state.held) throw new RefusedError("merge lock: not held; nothing to release");
   const sha = state.sha as string;
   if ("stale" in who) {
@@ -182,6 +165,6 @@ export async function releaseMergeLock(
       `merge lock: pid ${who.me.pid} is not the holder: ${describeMergeLock(state)}`,
     );
   }
-  await deleteIfAt(cfg, repo, sha);
+  await deleteIfAt(at, sha);
   return state;
 }

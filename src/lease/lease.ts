@@ -1,0 +1,123 @@
+// The program's lease on its git remote (DESIGN §15): one ref whose commit message is the lease
+// JSON, changed only by compare-and-swap (git/ref-cas.ts). A host creates it ("must not
+// exist"), renews its own, and takes over one not renewed for ttl + margin, each with the sha
+// it saw; the epoch rises at every takeover. Another machine's fresh lease is left alone.
+import { resolve } from "node:path";
+import * as z from "zod/mini";
+import type { ProgramConfig } from "../config/schema.js";
+import { casRef, messageCommit, type RefAt, refMessage, refSha } from "../git/ref-cas.js";
+import { parseDuration } from "../util/duration.js";
+import { iso } from "../util/time.js";
+
+export interface Lease {
+  machine_id: string;
+  hostname: string;
+  epoch: number;
+  renewed_at: string;
+  /** The holder's ttl (ms) when it wrote the lease. */
+  ttl: number;
+}
+
+const leaseSchema = z.object({
+  machine_id: z.string().check(z.minLength(1)),
+  hostname: z.string(),
+  epoch: z.number().check(z.int(), z.positive()),
+  renewed_at: z.string(),
+  ttl: z.number().check(z.positive()),
+});
+
+export type LeaseConfig = NonNullable<ProgramConfig["lease"]>;
+
+/** The host asking: this machine's id and name (the product passes its own; tests, others). */
+export interface LeaseHost {
+  machine_id: string;
+  hostname: string;
+}
+
+export interface LeaseSeen {
+  /** The lease commit the ref points at, or null: there is no lease. */
+  sha: string | null;
+  /** Its lease; null when the ref is absent or its commit is not a lease sheepdog can read. */
+  lease: Lease | null;
+}
+
+export type LeaseOutcome =
+  /** This host holds it now: made, renewed, or taken over (epoch + 1). */
+  | { held: true; how: "created" | "renewed" | "taken_over"; lease: Lease; sha: string }
+  /** Another machine holds it, renewed within ttl + margin: nothing may start here. */
+  | { held: false; why: "elsewhere"; lease: Lease; age_ms: number }
+  /** Another host's compare-and-swap landed first: what it wrote. */
+  | { held: false; why: "lost_race"; seen: LeaseSeen }
+  /**
+   * The ref points at a commit that is no lease sheepdog reads (a newer version's, a person's):
+   * its holder and age cannot be known, so it is never taken over.
+   */
+  | { held: false; why: "unreadable"; sha: string };
+
+export function leaseRef(cfg: LeaseConfig, root: string, name: string): RefAt {
+  return {
+    repo: resolve(root, cfg.repo),
+    remote: cfg.remote,
+    ref: cfg.ref ?? `refs/sheepdog/lease/${name}`,
+    what: "lease",
+  };
+}
+
+export function parseLease(message: string | null): Lease | null {
+  if (message === null) return null;
+  try {
+    const parsed = leaseSchema.safeParse(JSON.parse(message.trim()));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lease as the remote has it now. Throws RuntimeFailure when it cannot be read. */
+export async function readLease(at: RefAt): Promise<LeaseSeen> {
+  // The ref can move between reading it and fetching its commit: read again then.
+  for (let attempt = 0; ; attempt++) {
+    const sha = await refSha(at);
+    if (sha === null) return { sha: null, lease: null };
+    const message = await refMessage(at, sha);
+    if (message === null && attempt < 2) continue;
+    return { sha, lease: parseLease(message) };
+  }
+}
+
+/** A lease's age by the reader's clock (DESIGN §15: now − renewed_at). */
+export function leaseAge(lease: Lease, now: number): number {
+  const at = Date.parse(lease.renewed_at);
+  return Number.isNaN(at) ? Number.POSITIVE_INFINITY : now - at;
+}
+
+/**
+ * Holds the lease for `me` if it can: creates it, renews this machine's own, or takes over one
+ * not renewed for ttl + margin. Exactly one of several hosts racing wins each change; the
+ * others get what it wrote.
+ */
+export async function holdLease(
+  at: RefAt,
+  cfg: Pick<LeaseConfig, "ttl" | "margin">,
+  me: LeaseHost,
+  now = Date.now(),
+  seen?: LeaseSeen,
+): Promise<LeaseOutcome> {
+  const ttl = parseDuration(cfg.ttl);
+  const margin = parseDuration(cfg.margin);
+  const was = seen ?? (await readLease(at));
+  if (was.sha !== null && was.lease === null)
+    return { held: false, why: "unreadable", sha: was.sha };
+  const mine = was.lease?.machine_id === me.machine_id;
+  if (was.lease && !mine) {
+    const age = leaseAge(was.lease, now);
+    if (age < ttl + margin) return { held: false, why: "elsewhere", lease: was.lease, age_ms: age };
+  }
+  const epoch = !was.lease ? 1 : mine ? was.lease.epoch : was.lease.epoch + 1;
+  const lease: Lease = { ...me, epoch, renewed_at: iso(now), ttl };
+  const sha = await messageCommit(at, JSON.stringify(lease));
+  if (!(await casRef(at, sha, was.sha)))
+    return { held: false, why: "lost_race", seen: await readLease(at) };
+  const how = !was.sha ? "created" : mine ? "renewed" : "taken_over";
+  return { held: true, how, lease, sha };
+}

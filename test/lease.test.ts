@@ -1,0 +1,140 @@
+// The lease on the program's git remote (DESIGN §15, issue 21): its compare-and-swap changes
+// against a real bare repository, with hosts racing from clones of their own. Only the first
+// of several concurrent changes lands; a stale expected sha is refused; a takeover waits for
+// ttl + margin and raises the epoch; a commit that is no lease is never taken over.
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { RefAt } from "../src/git/ref-cas.js";
+import { holdLease, type LeaseHost, readLease } from "../src/lease/lease.js";
+import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
+import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
+
+const CFG = { ttl: "15m", margin: "2m" };
+const MIN = 60_000;
+const REF = "refs/sheepdog/lease/catalog";
+
+/** A remote and `n` hosts, each with its own clone and machine id. */
+function fleet(n: number) {
+  const home = tempDir();
+  const env = gitEnv(home);
+  const remote = bareRemote(env);
+  const hosts = Array.from({ length: n }, (_, i) => {
+    const repo = workRepo(join(home, `host-${i}`), env, remote);
+    const at: RefAt = { repo, remote: "origin", ref: REF, what: "lease" };
+    const me: LeaseHost = { machine_id: `machine-${i}`, hostname: `host-${i}` };
+    return { at, me };
+  });
+  const onRemote = () => gitOut(remote, ["for-each-ref", "--format=%(objectname)", REF], env);
+  return { hosts, onRemote };
+}
+
+describe("the lease's compare-and-swap on a real remote", () => {
+  it("two hosts create it at once: exactly one holds it, the other sees the winner's lease", async () => {
+    const { hosts, onRemote } = fleet(2);
+    const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+    const now = Date.now();
+    const both = await Promise.all([
+      holdLease(a.at, CFG, a.me, now),
+      holdLease(b.at, CFG, b.me, now),
+    ]);
+    const won = both.filter((o) => o.held);
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ how: "created", lease: { epoch: 1 } });
+    const lost = both.find((o) => !o.held);
+    // It lost the push, or read the winner's lease before pushing.
+    expect(["lost_race", "elsewhere"]).toContain(lost && !lost.held ? lost.why : null);
+    const seen = await readLease(a.at);
+    expect(seen.sha).toBe(onRemote());
+    expect(seen.lease?.machine_id).toBe(won[0]?.held ? won[0].lease.machine_id : "");
+  });
+
+  it("the holder renews (same epoch); a renewal with a stale sha is refused; a fresh lease is left alone", async () => {
+    const { hosts } = fleet(2);
+    const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+    const t0 = Date.now();
+    const first = await holdLease(a.at, CFG, a.me, t0);
+    expect(first).toMatchObject({ held: true, how: "created" });
+    const stale = await readLease(a.at);
+    const renewed = await holdLease(a.at, CFG, a.me, t0 + MIN);
+    expect(renewed).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
+    // A renewal from what it saw before: the ref has moved since, so the push is refused.
+    const late = await holdLease(a.at, CFG, a.me, t0 + 2 * MIN, stale);
+    expect(late).toMatchObject({ held: false, why: "lost_race" });
+    // Another host within ttl + margin of the last renewal: elsewhere, nothing changes.
+    const other = await holdLease(b.at, CFG, b.me, t0 + MIN + 16 * MIN);
+    expect(other).toMatchObject({
+      held: false,
+      why: "elsewhere",
+      lease: { machine_id: "machine-0" },
+    });
+    expect((await readLease(b.at)).lease?.renewed_at).toBe(new Date(t0 + MIN).toISOString());
+  });
+
+  it("a lease not renewed for ttl + margin is taken over once, epoch + 1, by one of three racing hosts", async () => {
+    const { hosts, onRemote } = fleet(4);
+    const [holder, ...racers] = hosts as [(typeof hosts)[0], ...(typeof hosts)[0][]];
+    const t0 = Date.now();
+    expect(await holdLease(holder.at, CFG, holder.me, t0)).toMatchObject({ held: true });
+    const expired = t0 + 17 * MIN + 1000;
+    const outcomes = await Promise.all(racers.map((h) => holdLease(h.at, CFG, h.me, expired)));
+    const won = outcomes.filter((o) => o.held);
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ how: "taken_over", lease: { epoch: 2 } });
+    for (const o of outcomes.filter((x) => !x.held))
+      expect(o).toMatchObject({ why: expect.stringMatching(/^(lost_race|elsewhere)$/) });
+    const seen = await readLease(holder.at);
+    expect(seen.sha).toBe(onRemote());
+    expect(seen.lease).toMatchObject({
+      epoch: 2,
+      machine_id: won[0]?.held ? won[0].lease.machine_id : "",
+    });
+    // The old holder, back, finds the new epoch elsewhere: it does not overwrite it.
+    expect(await holdLease(holder.at, CFG, holder.me, expired + 1000)).toMatchObject({
+      held: false,
+      why: "elsewhere",
+      lease: { epoch: 2 },
+    });
+  });
+
+  it("a ref whose commit is no lease is never taken over", async () => {
+    const { hosts } = fleet(1);
+    const [a] = hosts as [(typeof hosts)[0]];
+    const env = gitEnv(tempDir());
+    const tree = gitOut(a.at.repo, ["mktree"], env);
+    const sha = gitOut(a.at.repo, ["commit-tree", tree, "-m", "not a lease"], env);
+    gitOut(a.at.repo, ["push", "-q", "origin", `${sha}:${REF}`], env);
+    expect(await holdLease(a.at, CFG, a.me, Date.now() + 24 * 60 * MIN)).toEqual({
+      held: false,
+      why: "unreadable",
+      sha,
+    });
+  });
+});
+
+describe("lease in program.json", () => {
+  it("a ttl under 2 × margin + interval is refused naming lease.ttl (exit 2)", () => {
+    const p = tempProgram("catalog", {
+      lease: { repo: ".", ttl: "8m", margin: "2m" },
+      watchdog: { interval: "5m" },
+    });
+    const r = sheepdog(["check", "--program", p.root], { env: p.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /program\.json: lease\.ttl: expected at least 2 × lease\.margin \+ watchdog\.interval \(9m\), got "8m"/,
+    );
+    const ok = tempProgram("catalog", { lease: { repo: ".", ttl: "15m" } });
+    const json = JSON.parse(
+      sheepdog(["check", "--program", ok.root, "--json"], { env: ok.env }).stdout,
+    );
+    // Until the tick holds the lease, check says so rather than let two hosts be staged.
+    expect(json.warnings).toContainEqual(
+      expect.stringMatching(/^lease is checked but not yet held by the watchdog/),
+    );
+    expect(json.config.lease).toMatchObject({
+      remote: "origin",
+      ref: "refs/sheepdog/lease/catalog",
+      margin: "2m",
+      ttl: "15m",
+    });
+  });
+});
