@@ -127,7 +127,7 @@ describe("a clock stepped back does not slow the time rules (issue 18)", () => {
       },
       30_000,
     );
-    expect(new Set(decisions.slice(0, -1))).toEqual(new Set(["ok"]));
+    expect(decisions.slice(0, -1).every((d) => d === "ok")).toBe(true);
     expect(stuck.report.reason).toMatch(/the clock was stepped back (59m|1h)\S* since: counted/);
     expect(ofType(p.stateDir, "manager_stopped")[0]).toMatchObject({ pid });
   });

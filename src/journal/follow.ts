@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { JOURNAL, parseJournal, readEvents } from "./journal.js";
+import { JOURNAL, parseJournal, readEvents, rotatedName } from "./journal.js";
 import { type ReplayedState, replay } from "./replay.js";
 
 /**
@@ -8,22 +8,32 @@ import { type ReplayedState, replay } from "./replay.js";
  * woken by every save): the whole journal (up to two 10 MB files) is read once, then only what
  * was appended since. A new file (rotation) or a shorter one is read whole again. Replaying a
  * suffix twice gives the same state (each pair is latest-wins), so a line appended between the
- * stat and the whole read is harmless when it is read again.
+ * stat and the whole read is harmless when it is read again. The rotated file is watched too: a
+ * writer that opened the journal just before it was rotated appends there.
  */
 export function followReplay(stateDir: string): () => ReplayedState {
   const path = join(stateDir, JOURNAL);
+  const previous = join(stateDir, rotatedName(1));
   let state: ReplayedState | null = null;
   let ino = -1;
   let offset = 0;
-  return () => {
-    let st: { ino: number; size: number } | null = null;
+  let rotated = "";
+  const statOf = (p: string) => {
     try {
-      st = statSync(path);
-    } catch {}
-    if (state === null || !st || st.ino !== ino || st.size < offset) {
+      return statSync(p);
+    } catch {
+      return null;
+    }
+  };
+  return () => {
+    const st = statOf(path);
+    const prev = statOf(previous);
+    const prevMark = prev ? `${prev.ino}:${prev.size}` : "";
+    if (state === null || !st || st.ino !== ino || st.size < offset || prevMark !== rotated) {
       state = replay(readEvents(stateDir));
       ino = st?.ino ?? -1;
       offset = st?.size ?? 0;
+      rotated = prevMark;
       return state;
     }
     if (st.size === offset) return state;

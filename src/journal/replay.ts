@@ -80,6 +80,8 @@ export interface StartRecord {
    * ended mid-launch, so what it launched, if anything, is not known.
    */
   intent?: true;
+  /** An intent journaled `start_cut_short`: over, with no pid or pane to stop. */
+  cut_short?: true;
   /** The monotonic time it was journaled at (util/mono.ts). */
   mono_ms?: number;
   boot?: string | null;
@@ -225,6 +227,9 @@ class Replay {
       case "manager_started":
         this.started(e);
         break;
+      case "start_cut_short":
+        this.cutShort(e);
+        break;
       case "manager_start_failed":
         this.startFailed(e);
         break;
@@ -299,6 +304,15 @@ class Replay {
     if (s?.intent && !s.planned) this.unplanned(s.at);
   }
 
+  /** The tick journaled the pending intent cut short: it is over, with nothing to stop. */
+  private cutShort(e: JournalEvent): void {
+    const s = this.h.last_start;
+    if (!s?.intent || (s.launch_began ?? s.at) !== str(e.launch_began)) return;
+    this.countIntent();
+    this.intent = null;
+    this.h.last_start = { ...s, cut_short: true };
+  }
+
   private started(e: JournalEvent): void {
     const h = this.h;
     const own = this.intent !== null && this.intent.launch_began === str(e.launch_began);
@@ -341,8 +355,10 @@ class Replay {
 
   private startFailed(e: JournalEvent): void {
     const h = this.h;
-    // The launch its intent announced failed: the last start is again the one before it.
-    if (this.intent && !this.intent.counted)
+    // The launch its intent announced failed: the last start is again the one before it. One
+    // that claimed first was counted then: the failure is not a second start.
+    const counted = this.intent?.counted === true;
+    if (this.intent && !counted)
       [h.last_start, h.claimed_since_last_start, h.hand_over_since_last_start] = this.intent.prev;
     this.intent = null;
     // A failed start counts as an unplanned start (DESIGN §6): one that can never succeed
@@ -350,7 +366,7 @@ class Replay {
     h.planned_next = null;
     // The hand-over it followed has had its start: retries are unplanned, so guarded.
     h.hand_over_since_last_start = null;
-    this.unplanned(e.at);
+    if (!counted) this.unplanned(e.at);
     h.last_failed_start = {
       at: e.at,
       launcher: str(e.launcher) ?? "command",

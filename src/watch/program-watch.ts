@@ -5,7 +5,7 @@ import { livenessOf, machineId } from "../process/identity.js";
 import { spellEvent } from "../watchdog/activity-rule.js";
 import type { DecidePolicy } from "../watchdog/decide.js";
 import type { Facts } from "../watchdog/facts.js";
-import { heartbeatAge } from "../watchdog/gaps.js";
+import { heartbeatAge, pauseGraceEnd } from "../watchdog/gaps.js";
 import type { ProgramReport } from "../watchdog/tick.js";
 import { PassQueue } from "./queue.js";
 import { type JournalMark, journalChange, relevantPath } from "./relevance.js";
@@ -233,17 +233,22 @@ export function watchedOf(facts: Facts | null, decision: string): Identity[] {
 export function wakeOf(
   report: ProgramReport,
   now: number,
-  policy?: Pick<DecidePolicy, "cadence" | "quietAfter" | "staleAfter" | "nudgeWait">,
+  policy?: Pick<DecidePolicy, "cadence" | "quietAfter" | "staleAfter" | "nudgeWait" | "claimGrace">,
 ): number | null {
   if (report.decision === "locked") return now + LOCKED_RETRY_MS;
   const f = report.facts;
   const until =
     report.decision === "wait_pause" ? f?.paused?.until : f?.seat.limited ? f.seat.until : null;
   const due = [until ? Date.parse(until) : Number.NaN];
-  if (f && policy && f.claim.state === "alive") {
+  // Inside a pause the age stands still (the pause is credited): its moments would come no
+  // nearer, pass after pass. The pause's end wakes it, and then the grace after it.
+  const pausing = f?.paused != null || f?.seat.limited === true;
+  if (f && policy && f.claim.state === "alive" && !pausing) {
     const hb = heartbeatAge(f, policy);
     if (hb)
       for (const after of [policy.quietAfter, policy.staleAfter]) due.push(now + after - hb.age);
+    const grace = pauseGraceEnd(f, policy);
+    if (grace) due.push(grace.graceEnds);
     // A nudge this pass sent (act journaled it after gather), or one sent earlier this spell.
     if (report.decision === "nudge") due.push(now + policy.nudgeWait);
     const nudged = spellEvent(f, f.claim, "nudged");

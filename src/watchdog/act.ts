@@ -204,6 +204,7 @@ const HANDLERS: Handlers = {
       planned,
       launcher: kind,
       launch_began: launchBegan,
+      ...monoNow(),
     });
     faultPoint("act.mid-start");
     let launched: Launched;
@@ -344,6 +345,13 @@ async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
     return;
   }
   if (start.intent) {
+    // Its manager has no recorded pid: a claim since its launch began is its own.
+    const began = Date.parse(start.launch_began ?? start.at);
+    if (claim.held && claim.holder && Date.parse(claim.holder.claimed_at) >= began) {
+      run.claimClear = false;
+      run.actions.push("not stopped: the start cut short has claimed since the tick looked");
+      return;
+    }
     // Its launch was never journaled (the tick ended mid-launch): no pid or pane to stop.
     run.journal({
       type: "start_cut_short",

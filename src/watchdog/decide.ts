@@ -447,7 +447,9 @@ function startRule(ctx: RuleContext): Matched {
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago${who} never claimed (grace ${fmt(policy.claimGrace)})`;
   } else why = "no manager holds the claim";
   const leftover: Effect[] =
-    unclaimed && lastStart ? [{ kind: "stop", who: "leftover", start: lastStart }] : [];
+    unclaimed && lastStart && !lastStart.cut_short
+      ? [{ kind: "stop", who: "leftover", start: lastStart }]
+      : [];
   return {
     decision: "start",
     rule: 13,

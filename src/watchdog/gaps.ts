@@ -202,9 +202,12 @@ export function heartbeatAge(
     }
   }
   if (Number.isNaN(since)) since = Number.NEGATIVE_INFINITY;
-  const credit = gapCredit(facts, policy, since);
+  // After a step back, what came after the save is stamped up to `back` before it: the credit
+  // (a pause, a gap) counts from there. It can only add credit, never make the age larger.
+  const from = since - back;
+  const credit = gapCredit(facts, policy, from);
   // The part of the credit that only the pauses give (a sleep inside a pause counts once).
-  const pauseCredit = credit - gapCredit(facts, policy, since, false);
+  const pauseCredit = credit - gapCredit(facts, policy, from, false);
   const age = Math.max(0, ms(facts.now) - since - credit + back);
   return { age, credit, pauseCredit, saved, steppedBack: back };
 }
@@ -216,8 +219,8 @@ export function startAge(
   start: { at: string; mono_ms?: number; boot?: string | null },
 ): { age: number; credit: number; steppedBack: number } {
   const at = ms(start.at);
-  const credit = gapCredit(facts, policy, at);
   const back = steppedBack(at, start, ms(facts.now), facts.now_mono);
+  const credit = gapCredit(facts, policy, at - back);
   return { age: Math.max(0, ms(facts.now) - at - credit + back), credit, steppedBack: back };
 }
 

@@ -1026,7 +1026,52 @@ const cases: Case[] = [
     facts: { now_mono: { mono_ms: 1_000_000 + 5 * MIN, boot: "b1" } },
     want: { decision: "starting", rule: 12 },
   },
+  {
+    name: "7: a step back, then a usage pause stamped before the save's wall time: the pause still counts",
+    effects: [],
+    events: [
+      ...HEALTHY,
+      // After the clock went back an hour, the pause began at a wall time before the save's.
+      ev(55, "paused", { until: ago(5), reason: "seat limited", window: "five_hour" }),
+      ev(5, "unpaused"),
+    ],
+    facts: {
+      claim: alive(42, 60),
+      heartbeat: { ...beat(10, 42), mono_ms: 9_000_000, boot: "b1" },
+      now_mono: { mono_ms: 9_000_000 + 70 * MIN, boot: "b1" },
+    },
+    // 70m since the save by the monotonic clock, 50m of it inside the pause: 20m of silence.
+    want: { decision: "ok", rule: 7, heartbeat_age_ms: 20 * MIN },
+  },
   // A start's intent (issue 18), journaled before its launch.
+  {
+    name: "crash loop: a launch whose manager claimed and then failed counts once",
+    events: [
+      ...HEALTHY,
+      ev(50, "claim_broken"),
+      intending(40),
+      ev(39, "claimed", { pid: 7, start_time: ST }),
+      ev(39, "manager_start_failed", { launcher: "herdr", reason: "boom", planned: false }),
+      ev(30, "claim_broken"),
+      intending(20),
+      ev(19, "manager_start_failed", { launcher: "herdr", reason: "boom", planned: false }),
+    ],
+    want: { decision: "start", rule: 13 },
+  },
+  {
+    name: "13: a start cut short and journaled so, then a failed relaunch: no second leftover",
+    effects: ["start"],
+    events: [
+      ...HEALTHY,
+      ev(30, "claim_broken"),
+      intending(25),
+      ev(12, "start_cut_short", { launcher: "herdr", launch_began: ago(25) }),
+      intending(12),
+      ev(12, "manager_start_failed", { launcher: "herdr", reason: "boom", planned: false }),
+    ],
+    want: { decision: "start", rule: 13 },
+    reason: /the last start .* failed: boom/,
+  },
   {
     name: "12: an intent no outcome followed (the tick died mid-launch): waited on, not launched again",
     effects: [],

@@ -47,6 +47,9 @@ describe("followReplay", () => {
     );
     expect(followed()).toEqual(replay(readEvents(dir)));
     expect(followed().stoodDown).toBeNull();
+    // A writer that opened the journal before the rotation appends to the rotated file.
+    appendFileSync(join(dir, rotatedName(1)), line("paused", { until: "2026-12-02T09:00:00Z" }));
+    expect(followed()).toEqual(replay(readEvents(dir)));
   });
 
   it("equals a whole replay after every append, whatever the mix", () => {

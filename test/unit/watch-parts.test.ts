@@ -144,6 +144,7 @@ describe("wakeOf", () => {
       quietAfter: 10 * MIN,
       staleAfter: 45 * MIN,
       nudgeWait: 3 * MIN,
+      claimGrace: 10 * MIN,
     };
     const live = (beatMin: number, nudgedMin?: number) => ({
       now: at(0),
@@ -169,6 +170,18 @@ describe("wakeOf", () => {
     expect(wakeOf(report("ok", live(13, 1)), now, policy)).toBe(now + 2 * MIN);
     // a nudge from before the last save is another spell's
     expect(wakeOf(report("ok", live(4, 5)), now, policy)).toBe(now + 6 * MIN);
+    // inside a pause the age stands still: only the pause's end wakes it (no pass a second)
+    const paused = {
+      ...live(4),
+      paused: { until: at(-60), at: at(1), reason: "r", window: "five_hour" },
+    };
+    expect(wakeOf(report("wait_pause", paused), now, policy)).toBe(now + 60 * MIN);
+    // after a usage pause: the grace it leaves the holder ends (claim_grace after its end)
+    const after = {
+      ...live(50),
+      history: { pauses: [{ from: at(40), to: at(5) }] },
+    };
+    expect(wakeOf(report("ok", after), now, policy)).toBe(now + 5 * MIN);
     // without the policy (a caller that has none): as before
     expect(wakeOf(report("ok", live(4)), now)).toBe(null);
   });
