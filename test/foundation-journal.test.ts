@@ -171,6 +171,29 @@ describe("a clock stepped back", () => {
 describe("rotation", () => {
   const tiny = { SHEEPDOG_JOURNAL_MAX_BYTES: "2000" };
 
+  it("carried copies keep append order, not time order (a start stamped before its intent)", () => {
+    const p = tempProgram("carried-append-order");
+    save(p.env);
+    const was = process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
+    process.env.SHEEPDOG_JOURNAL_MAX_BYTES = "600";
+    try {
+      const now = Date.now();
+      appendEvent(p.stateDir, { type: "manager_starting", launch_began: "b" }, now);
+      // The clock stepped back an hour between the intent and its outcome.
+      appendEvent(p.stateDir, { type: "manager_started", launch_began: "b", pid: 7 }, now - 3.6e6);
+      for (let i = 0; i < 12; i++)
+        appendEvent(p.stateDir, { type: "saved", pad: "p".repeat(100) }, now);
+    } finally {
+      if (was === undefined) delete process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
+      else process.env.SHEEPDOG_JOURNAL_MAX_BYTES = was;
+    }
+    const carried = readEvents(p.stateDir)
+      .filter((e) => e.carried)
+      .map((e) => e.type);
+    expect(carried).toContain("manager_started");
+    expect(carried.indexOf("manager_starting")).toBeLessThan(carried.indexOf("manager_started"));
+  });
+
   it("keeps replay's view: finished, stood_down and paused survive several rotations", async () => {
     const p = tempProgram("rotation");
     const env = { ...p.env, ...tiny };

@@ -120,8 +120,10 @@ function rotateIfLarge(stateDir: string, path: string): void {
     if (now < maxBytes()) return;
     // The file about to drop out of replay's view hands its newest event of each type forward.
     const leaving = readOne(join(stateDir, rotatedName(1)));
-    const newest = new Map<string, JournalEvent>();
-    for (const e of leaving) newest.set(e.type, e);
+    // Kept in append order, which is the truth (a clock stepped back must not put a start
+    // before its intent): each by the place of its last occurrence.
+    const newest = new Map<string, { e: JournalEvent; i: number }>();
+    for (const [i, e] of leaving.entries()) newest.set(e.type, { e, i });
     for (let n = ROTATED_KEPT - 1; n >= 1; n--) {
       try {
         renameSync(join(stateDir, rotatedName(n)), join(stateDir, rotatedName(n + 1)));
@@ -132,8 +134,8 @@ function rotateIfLarge(stateDir: string, path: string): void {
     renameSync(path, join(stateDir, rotatedName(1)));
     if (newest.size > 0) {
       const carried = [...newest.values()]
-        .sort((a, b) => a.at.localeCompare(b.at))
-        .map((e) => JSON.stringify({ ...e, carried: true }))
+        .sort((a, b) => a.i - b.i)
+        .map(({ e }) => JSON.stringify({ ...e, carried: true }))
         .join("\n");
       const fd = openSync(path, "a", 0o600);
       try {

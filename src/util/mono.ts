@@ -3,9 +3,10 @@ import { readFileSync } from "node:fs";
 // The clock that no step moves (DESIGN §6): CLOCK_MONOTONIC (libuv's hrtime), the same for
 // every process of one boot. A stamp keeps it beside its wall time, so a later reader can tell
 // how much of the wall time since was a step back: wall time alone reads a clock stepped back an
-// hour as an hour less silence, and every time rule comes an hour late. Monotonic time stops
-// while the host sleeps (Linux CLOCK_MONOTONIC, macOS mach time), so it never reads a sleep as
-// silence either: sleeps stay the gaps' business.
+// hour as an hour less silence, and every time rule comes an hour late. Only a step back is read
+// from it (monotonic time since a stamp beyond the wall time since): Linux's CLOCK_MONOTONIC
+// stops while the host sleeps, macOS's clock (libuv's mach_continuous_time) counts the sleep
+// as wall time does, so a sleep is never a step either way; sleeps stay the gaps' business.
 
 export interface MonoStamp {
   /** Milliseconds on the monotonic clock. */
