@@ -1,10 +1,13 @@
 import { appendFileSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { judgeSeat, recordRefusalReading, seatLimit, shortTime } from "../src/usage/limit.js";
 import {
   appendReadings,
   mergeReadings,
+  type NewReading,
+  parseReadings,
   pruneReadings,
   type Reading,
   readingsPath,
@@ -376,6 +379,168 @@ describe("appendReadings", () => {
     expect(appendReadings("/seat", [{ ...r, used_percentage: 20 }], NOW, env)).toHaveLength(1);
     expect(appendReadings("/seat", [{ ...r, used_percentage: 20 }], NOW, env)).toHaveLength(0);
     expect(readReadings("/seat", env).map((x) => x.used_percentage)).toEqual([10, 20]);
+  });
+});
+
+describe("readings files: a malformed line is skipped, a malformed field dropped", () => {
+  const good: Reading = {
+    at: at(NOW - H),
+    seat: "/s",
+    window: "five_hour",
+    used_percentage: 40,
+    resets_at: at(NOW + H),
+    source: "statusline",
+    session: "a",
+  };
+  const line = (patch: Record<string, unknown>) => JSON.stringify({ ...good, ...patch });
+  const without = (key: keyof Reading) => {
+    const { [key]: _, ...rest } = good;
+    return JSON.stringify(rest);
+  };
+  // [what, line, the reading kept or null when the line is skipped]
+  const cases: [string, string, Reading | null][] = [
+    ["a whole reading", JSON.stringify(good), good],
+    ["a torn line", JSON.stringify(good).slice(0, 40), null],
+    ["not JSON at all", "garbage{", null],
+    ["null", "null", null],
+    ["an array", JSON.stringify([good]), null],
+    ["a number", "42", null],
+    ["a string", JSON.stringify(JSON.stringify(good)), null],
+    ["an unknown window", line({ window: "daily" }), null],
+    ["no window", without("window"), null],
+    ["a use that is text", line({ used_percentage: "40" }), null],
+    ["no use", without("used_percentage"), null],
+    ["a reset Date cannot read", line({ resets_at: "soon" }), null],
+    ["a reset that is a number", line({ resets_at: NOW + H }), null],
+    ["no reset", without("resets_at"), null],
+    ["a seat that is a number", line({ seat: 5 }), null],
+    ["no seat", without("seat"), null],
+    ["a time that is a number: an unknown time", line({ at: 5 }), { ...good, at: "" }],
+    ["no time: an unknown time", without("at"), { ...good, at: "" }],
+    ["an unknown source: a statusline reading", line({ source: "bogus" }), good],
+    ["no source: a statusline reading", without("source"), good],
+    [
+      "a session that is a number: no session",
+      line({ session: 7 }),
+      { ...good, session: undefined },
+    ],
+    ["a text that is an object: no text", line({ text: {} }), good],
+    ["a refusal time that is a number: none", line({ refusal_at: 5 }), good],
+    ["extra fields: kept without them", line({ extra: 1, nested: { a: 1 } }), good],
+    [
+      "a refusal reading, whole",
+      line({ source: "refusal", text: "limit", refusal_at: at(NOW), session: undefined }),
+      { ...good, source: "refusal", text: "limit", refusal_at: at(NOW), session: undefined },
+    ],
+  ];
+  it.each(cases)("%s", (_what, text, expected) => {
+    const other = { ...good, used_percentage: 1, session: "b" };
+    const file = `${JSON.stringify(other)}\n${text}\n${JSON.stringify(other)}\n`;
+    const parsed = parseReadings(file);
+    // The good lines around it are kept whatever the line in the middle is.
+    expect(parsed[0]).toEqual(other);
+    expect(parsed.at(-1)).toEqual(other);
+    expect(parsed.slice(1, -1)).toEqual(expected ? [expected] : []);
+    // What is kept is a reading, field for field: nothing the schema does not know.
+    for (const r of parsed)
+      for (const key of Object.keys(r))
+        expect(Object.keys(good).concat("text", "refusal_at")).toContain(key);
+  });
+
+  it("a malformed newest reading does not count as the newest: the next value is written", () => {
+    const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+    const r: NewReading = {
+      window: "five_hour",
+      used_percentage: 10,
+      resets_at: at(NOW + H),
+      source: "statusline",
+      session: "a",
+    };
+    appendReadings("/seat", [r], NOW, env);
+    // A newer line of the same series that is no reading (a use that is text), then a torn one.
+    appendFileSync(
+      readingsPath("/seat", env),
+      `${JSON.stringify({ at: at(NOW), seat: "/seat", ...r, used_percentage: "20" })}\n{"at":"2026`,
+    );
+    expect(appendReadings("/seat", [{ ...r, used_percentage: 10 }], NOW, env)).toHaveLength(0);
+    expect(appendReadings("/seat", [{ ...r, used_percentage: 20 }], NOW, env)).toHaveLength(1);
+    expect(readReadings("/seat", env).map((x) => x.used_percentage)).toEqual([10, 20]);
+  });
+
+  it("the appender's newest reading of a series is the full parse's, whatever the lines hold", () => {
+    // Mostly the good value (so most lines are readings), sometimes a wrong or missing one.
+    const mostly = (good: unknown, ...bad: unknown[]) =>
+      fc.oneof({ arbitrary: fc.constant(good), weight: 4 }, fc.constantFrom(...bad));
+    // undefined leaves the field out of the line.
+    const rawLine = fc.record({
+      at: mostly(at(NOW - H), 5, undefined),
+      seat: mostly("/seat", 5, undefined),
+      window: fc.constantFrom("five_hour", "seven_day", "daily", undefined),
+      used_percentage: fc.constantFrom(10, 20, "20", undefined),
+      resets_at: mostly(at(NOW + H), "soon", undefined),
+      source: fc.constantFrom("statusline", "refusal", "bogus", undefined, 3),
+      session: fc.oneof(
+        fc.constantFrom("a", "b", undefined, null, 5, "", {}, []),
+        fc.anything({ maxDepth: 1 }),
+      ),
+      text: mostly(undefined, "limit", 5),
+    });
+    // What a statusline appends: one reading per window, of one session (or none).
+    const incoming = fc.record({
+      windows: fc.constantFrom(
+        ["five_hour" as const],
+        ["five_hour" as const, "seven_day" as const],
+      ),
+      used_percentage: fc.constantFrom(10, 20),
+      session: fc.constantFrom("a", "b", undefined),
+    });
+    fc.assert(
+      fc.property(fc.array(rawLine, { maxLength: 12 }), incoming, (lines, inc) => {
+        const env = { ...process.env, SHEEPDOG_STATE_DIR: tempDir() };
+        const news: NewReading[] = inc.windows.map((window) => ({
+          window,
+          used_percentage: inc.used_percentage,
+          resets_at: at(NOW + H),
+          source: "statusline",
+          ...(inc.session === undefined ? {} : { session: inc.session }),
+        }));
+        // A first reading of each series, then the lines.
+        appendReadings(
+          "/seat",
+          news.map((r) => ({ ...r, used_percentage: 1 })),
+          NOW,
+          env,
+        );
+        appendFileSync(
+          readingsPath("/seat", env),
+          lines.map((l) => `${JSON.stringify(l)}\n`).join(""),
+        );
+        // The reference: the whole file parsed, each series' last reading.
+        const all = readReadings("/seat", env);
+        const unchanged = news.filter((r) => {
+          const newest = all
+            .filter(
+              (x) =>
+                x.window === r.window &&
+                x.source !== "refusal" &&
+                (x.session ?? "") === (r.session ?? ""),
+            )
+            .at(-1);
+          return (
+            newest?.used_percentage === r.used_percentage &&
+            newest.resets_at === r.resets_at &&
+            newest.source === r.source &&
+            newest.session === r.session &&
+            newest.text === undefined &&
+            newest.refusal_at === undefined
+          );
+        });
+        expect(appendReadings("/seat", news, NOW, env)).toHaveLength(
+          news.length - unchanged.length,
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

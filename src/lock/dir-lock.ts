@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { identityOf, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
@@ -38,17 +39,26 @@ function makeMutex(path: string): boolean {
   return true;
 }
 
+/**
+ * The `holder.json` a mutex's maker writes: its identity (process/identity.ts) whole, or no
+ * maker at all (a torn or foreign file, a missing field, a pid that is no pid), which leaves
+ * the mutex to the MUTEX_STALE_MS rule. Unknown keys are dropped.
+ */
+const makerSchema = z.object({
+  pid: z.number().check(z.int(), z.positive()),
+  start_time: z.string(),
+  machine_id: z.string(),
+});
+
 function makerOf(path: string): ProcessIdentity | null {
+  let value: unknown;
   try {
-    const v = JSON.parse(readFileSync(join(path, "holder.json"), "utf8"));
-    return typeof v?.pid === "number" &&
-      typeof v.start_time === "string" &&
-      typeof v.machine_id === "string"
-      ? (v as ProcessIdentity)
-      : null;
+    value = JSON.parse(readFileSync(join(path, "holder.json"), "utf8"));
   } catch {
     return null;
   }
+  const parsed = makerSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /**

@@ -2,8 +2,10 @@
 // appended by every statusline update and by the watchdog when it sees a refusal.
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { isErrno, writeFileAtomic } from "../util/fs.js";
-import { appendLines, parseJsonl, readRange } from "../util/jsonl.js";
+import { appendLines, jsonValuesFromEnd, parseJsonlWith, readRange } from "../util/jsonl.js";
+import { onFirstUse, orElse } from "../util/lenient.js";
 import { iso } from "../util/time.js";
 import { ensureHostDir, hostStateDir, seatKey } from "./host-state.js";
 
@@ -50,23 +52,32 @@ export function readingsPath(seat: string, env: NodeJS.ProcessEnv = process.env)
   return join(hostStateDir(env), USAGE, `${seatKey(seat)}.jsonl`);
 }
 
-function isReading(v: unknown): v is Reading {
-  const r = v as Reading;
-  return (
-    !!r &&
-    typeof r === "object" &&
-    (r.window === "five_hour" || r.window === "seven_day") &&
-    typeof r.used_percentage === "number" &&
-    Number.isFinite(r.used_percentage) &&
-    typeof r.resets_at === "string" &&
-    Number.isFinite(Date.parse(r.resets_at)) &&
-    typeof r.seat === "string"
-  );
-}
+/**
+ * One line of a readings file. What the merge stands on (seat, window, use, a reset Date can
+ * read) must be there, or the line is skipped; the rest is dropped field by field: a malformed
+ * `at` reads as an unknown time (""), a missing or unknown source as a statusline reading (the
+ * merge's own reading of anything not a refusal), a malformed session, text or refusal_at as
+ * absent. Unknown keys are dropped. Built on first use (the Stop hook never reads readings).
+ */
+const readingSchema = onFirstUse(() => {
+  const text = z.string();
+  const absentIfBad = orElse(z.optional(text), undefined);
+  return z.object({
+    at: orElse(text, ""),
+    seat: text,
+    window: z.enum(["five_hour", "seven_day"]),
+    used_percentage: z.number().check(z.refine(Number.isFinite)),
+    resets_at: text.check(z.refine((t) => Number.isFinite(Date.parse(t)))),
+    source: orElse(z.enum(["statusline", "refusal"]), "statusline"),
+    session: absentIfBad,
+    text: absentIfBad,
+    refusal_at: orElse(z.optional(z.nullable(text)), undefined),
+  });
+});
 
 /** Parses a readings file's text; lines that are not whole readings (a torn last line) are skipped. */
 export function parseReadings(text: string): Reading[] {
-  return parseJsonl(text, isReading);
+  return parseJsonlWith<Reading>(text, readingSchema());
 }
 
 export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env): Reading[] {
@@ -211,10 +222,10 @@ export function appendReadings(
   try {
     size = fstatSync(fd).size;
     // The newest reading of each window is near the end: read the tail, the rest only if needed.
+    const wanted = new Set(readings.map(keyOf));
     let text = size > 0 ? readRange(fd, Math.max(0, size - TAIL), Math.min(size, TAIL)) : "";
-    let newest = newestByKey(parseReadings(text));
-    if (size > TAIL && readings.some((r) => !newest.has(keyOf(r))))
-      newest = newestByKey(parseReadings(readRange(fd, 0, size)));
+    let newest = newestOf(text, wanted);
+    if (size > TAIL && newest.size < wanted.size) newest = newestOf(readRange(fd, 0, size), wanted);
     written = readings
       .filter((r) => !sameValue(newest.get(keyOf(r)), r))
       .map((r) => ({ at: iso(now), seat, ...r }));
@@ -237,8 +248,29 @@ function keyOf(r: NewReading): string {
   return `${r.window}\u0000${r.source === "refusal" ? "\u0001refusal" : (r.session ?? "")}`;
 }
 
-function newestByKey(readings: Reading[]): Map<string, Reading> {
+/** The series a line claims, read off its raw value as `keyOf` reads a parsed reading's. */
+function claimedSeries(v: unknown): string | null {
+  if (!v || typeof v !== "object") return null;
+  const o = v as Record<string, unknown>;
+  const session = typeof o.session === "string" ? o.session : undefined; // as the schema reads it
+  return keyOf({ window: o.window, source: o.source, session } as NewReading);
+}
+
+/**
+ * The newest reading of each wanted series in `text`, read from its end until each is found.
+ * Only a line of a wanted series pays for the schema (a statusline's start-up: zod parses a line
+ * in tens of microseconds, the file holds hundreds, and another session's are of no interest);
+ * its claimed series is what the schema makes of it, so nothing the schema keeps is passed over.
+ */
+function newestOf(text: string, wanted: ReadonlySet<string>): Map<string, Reading> {
   const newest = new Map<string, Reading>();
-  for (const r of readings) newest.set(keyOf(r), r);
+  for (const v of jsonValuesFromEnd(text)) {
+    const key = claimedSeries(v);
+    if (key === null || !wanted.has(key) || newest.has(key)) continue;
+    const parsed = readingSchema().safeParse(v);
+    if (!parsed.success) continue;
+    newest.set(key, parsed.data);
+    if (newest.size === wanted.size) break;
+  }
   return newest;
 }

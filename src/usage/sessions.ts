@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { processInfo } from "../process/identity.js";
 import { writeJsonAtomic } from "../util/fs.js";
+import { orElse } from "../util/lenient.js";
 import { ensureHostDir, hostStateDir } from "./host-state.js";
 
 /**
@@ -23,15 +25,38 @@ export interface SessionEntry {
 
 const SESSIONS = "sessions";
 
+const orNull = orElse(z.nullable(z.string()), null);
+
+/**
+ * A `sessions/<pid>.json` file. Without its pid and start time it names no process and is no
+ * entry; every other field is dropped on its own when malformed: a path, session id or cwd
+ * that is not a string reads as null (unknown), a context window that is not a positive number
+ * as null (the default window), a seat or time that is not a string as "". Unknown keys are
+ * dropped.
+ */
+const sessionSchema = z.object({
+  pid: z.number(),
+  start_time: z.string(),
+  transcript_path: orNull,
+  session_id: orNull,
+  cwd: orNull,
+  seat: orElse(z.string(), ""),
+  context_window_size: orElse(
+    z.optional(z.nullable(z.number().check(z.positive(), z.refine(Number.isFinite)))),
+    null,
+  ),
+  at: orElse(z.string(), ""),
+});
+
 function read(path: string): SessionEntry | null {
+  let value: unknown;
   try {
-    const value = JSON.parse(readFileSync(path, "utf8"));
-    if (value && typeof value.pid === "number" && typeof value.start_time === "string")
-      return value as SessionEntry;
+    value = JSON.parse(readFileSync(path, "utf8"));
   } catch {
-    // absent or torn by a hand edit: no entry
+    return null; // absent or torn by a hand edit: no entry
   }
-  return null;
+  const parsed = sessionSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /**

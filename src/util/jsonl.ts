@@ -2,6 +2,7 @@
 // appenders write one line per write(2) on an O_APPEND file, so concurrent writers never
 // interleave; a line torn by a crash is skipped by readers and ended by the next appender.
 import { fstatSync, ftruncateSync, readSync, writeSync } from "node:fs";
+import type * as z from "zod/mini";
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -35,6 +36,42 @@ export function parseJsonl<T>(text: string, isValid: (v: unknown) => v is T): T[
     }
   }
   return out;
+}
+
+/**
+ * The lines of `text` that are whole JSON values `schema` accepts, as it parsed them (its
+ * fallbacks filled in, its unknown keys dropped); torn lines and records it refuses are skipped.
+ */
+export function parseJsonlWith<T>(text: string, schema: z.ZodMiniType<T>): T[] {
+  const out: T[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      continue; // a torn line, as above
+    }
+    const parsed = schema.safeParse(v);
+    if (parsed.success) out.push(parsed.data);
+  }
+  return out;
+}
+
+/** The lines of `text` that are whole JSON values, its last line first; torn lines skipped. */
+export function* jsonValuesFromEnd(text: string): Generator<unknown> {
+  const lines = text.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] as string;
+    if (!line.trim()) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      continue; // a torn line, as above
+    }
+    yield v;
+  }
 }
 
 /** How long the size must hold still before a last line without its newline counts as torn. */

@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { livenessOf } from "../process/identity.js";
 import { hostStateDir } from "../usage/host-state.js";
+import { orElse } from "../util/lenient.js";
 
 /** Where each watcher says it runs and when it last passed: `<state>/watchers/<pid>.json`. */
 export const WATCHERS_DIR = "watchers";
@@ -27,6 +29,42 @@ export function watchersDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(hostStateDir(env), WATCHERS_DIR);
 }
 
+const orNull = orElse(z.nullable(z.string()), null);
+
+/** One program a watcher watches: without its root it matches no program and is dropped. */
+const watchedSchema = z.object({
+  program: orElse(z.string(), ""),
+  root: z.string(),
+  last_pass_at: orNull,
+  decision: orNull,
+});
+
+/**
+ * A `watchers/<pid>.json` file. Without a pid and a list of programs it is no record; every
+ * other field is dropped on its own when malformed: an identity field that is not a string
+ * reads as "" (so the watcher is not alive: a missing start time as a reused pid, a missing
+ * machine id as another host's), a stop or pass time as null, the pass count as 0, and a
+ * program entry that is not one is left out of the list. Unknown keys are dropped.
+ */
+const recordSchema = z.object({
+  pid: z.number(),
+  start_time: orElse(z.string(), ""),
+  machine_id: orElse(z.string(), ""),
+  started_at: orElse(z.string(), ""),
+  stopped_at: orNull,
+  last_pass_at: orNull,
+  passes: orElse(z.number(), 0),
+  programs: z.pipe(
+    z.array(z.unknown()),
+    z.transform((entries) =>
+      entries.flatMap((e) => {
+        const parsed = watchedSchema.safeParse(e);
+        return parsed.success ? [parsed.data] : [];
+      }),
+    ),
+  ),
+});
+
 /** Every watcher record on this host (unreadable ones skipped: they are being replaced). */
 export function readWatcherRecords(env: NodeJS.ProcessEnv = process.env): WatcherRecord[] {
   const dir = watchersDir(env);
@@ -38,12 +76,14 @@ export function readWatcherRecords(env: NodeJS.ProcessEnv = process.env): Watche
   }
   const out: WatcherRecord[] = [];
   for (const name of names.filter((n) => /^\d+\.json$/.test(n)).sort()) {
+    let value: unknown;
     try {
-      const r = JSON.parse(readFileSync(join(dir, name), "utf8")) as WatcherRecord;
-      if (typeof r.pid === "number" && Array.isArray(r.programs)) out.push(r);
+      value = JSON.parse(readFileSync(join(dir, name), "utf8"));
     } catch {
-      // a torn or foreign file: not a record
+      continue; // a torn or foreign file: not a record
     }
+    const parsed = recordSchema.safeParse(value);
+    if (parsed.success) out.push(parsed.data);
   }
   return out;
 }

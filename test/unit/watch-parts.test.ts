@@ -1,12 +1,14 @@
 // The pure and file-level parts of `sheepdog watch`: which changes matter, the cron step of an
-// interval, the pass queue's coalescing, and when a program wakes without an event.
-import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+// interval, the pass queue's coalescing, when a program wakes without an event, and the
+// watchers' own records as doctor reads them.
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { nextSlot, wakeOf } from "../../src/watch/program-watch.js";
 import { PassQueue } from "../../src/watch/queue.js";
 import { journalChange, relevantPath } from "../../src/watch/relevance.js";
+import { readWatcherRecords, type WatcherRecord } from "../../src/watch/status-file.js";
 import type { ProgramReport } from "../../src/watchdog/tick.js";
 
 describe("relevantPath", () => {
@@ -184,5 +186,90 @@ describe("wakeOf", () => {
     expect(wakeOf(report("ok", after), now, policy)).toBe(now + 5 * MIN);
     // without the policy (a caller that has none): as before
     expect(wakeOf(report("ok", live(4)), now)).toBe(null);
+  });
+});
+
+describe("readWatcherRecords: a malformed file is no record, a malformed field is dropped", () => {
+  const entry = {
+    program: "demo",
+    root: "/p",
+    last_pass_at: "2026-11-30T00:05:00.000Z",
+    decision: "ok",
+  };
+  const good: WatcherRecord = {
+    pid: 4242,
+    start_time: "linux:boot:1",
+    machine_id: "abcdef0123456789",
+    started_at: "2026-11-30T00:00:00.000Z",
+    stopped_at: null,
+    last_pass_at: "2026-11-30T00:05:00.000Z",
+    passes: 3,
+    programs: [entry],
+  };
+  const record = (patch: Record<string, unknown>) => JSON.stringify({ ...good, ...patch });
+  const without = (key: keyof WatcherRecord) => {
+    const { [key]: _, ...rest } = good;
+    return JSON.stringify(rest);
+  };
+  // [what, the file's text, the record read or null when the file is none]
+  const cases: [string, string, WatcherRecord | null][] = [
+    ["a whole record", JSON.stringify(good), good],
+    ["a torn file", JSON.stringify(good).slice(0, 60), null],
+    ["null", "null", null],
+    ["an array", JSON.stringify([good]), null],
+    ["a pid that is text", record({ pid: "4242" }), null],
+    ["no pid", without("pid"), null],
+    ["programs that are an object", record({ programs: { demo: entry } }), null],
+    ["no programs", without("programs"), null],
+    // Without its identity a watcher is not alive: "" is no start time, no machine.
+    ["a start time that is a number", record({ start_time: 1 }), { ...good, start_time: "" }],
+    ["no machine id", without("machine_id"), { ...good, machine_id: "" }],
+    ["a start that is null", record({ started_at: null }), { ...good, started_at: "" }],
+    ["a stop that is a number", record({ stopped_at: 5 }), { ...good, stopped_at: null }],
+    [
+      "a stop that is a time",
+      record({ stopped_at: "2026-11-30T01:00:00.000Z" }),
+      { ...good, stopped_at: "2026-11-30T01:00:00.000Z" },
+    ],
+    [
+      "a last pass that is an object",
+      record({ last_pass_at: {} }),
+      { ...good, last_pass_at: null },
+    ],
+    ["a pass count that is text", record({ passes: "3" }), { ...good, passes: 0 }],
+    [
+      "program entries that are not entries are left out, malformed fields dropped",
+      record({
+        programs: [
+          null,
+          "demo",
+          { program: "x", root: 5 },
+          { program: "demo", root: "/p", last_pass_at: 5, decision: 7 },
+          { root: "/q" },
+          { ...entry, root: "/r", extra: 1 },
+        ],
+      }),
+      {
+        ...good,
+        programs: [
+          { program: "demo", root: "/p", last_pass_at: null, decision: null },
+          { program: "", root: "/q", last_pass_at: null, decision: null },
+          { ...entry, root: "/r" },
+        ],
+      },
+    ],
+    ["extra fields: kept without them", record({ extra: 1, nested: { a: 1 } }), good],
+  ];
+  it.each(cases)("%s", (_what, text, expected) => {
+    const state = mkdtempSync(join(tmpdir(), "sheepdog-watchers-"));
+    const dir = join(state, "watchers");
+    mkdirSync(dir);
+    const other = { ...good, pid: 1 };
+    writeFileSync(join(dir, "1.json"), JSON.stringify(other));
+    writeFileSync(join(dir, "4242.json"), text);
+    writeFileSync(join(dir, "notes.txt"), "not a record");
+    const records = readWatcherRecords({ ...process.env, SHEEPDOG_STATE_DIR: state });
+    // The good record beside it is read whatever this file holds.
+    expect(records).toEqual(expected ? [other, expected] : [other]);
   });
 });
