@@ -67,13 +67,31 @@ await build({
 });
 
 // The statusline and the hooks start straight from bin/sheepdog.cjs, without the dispatcher.
+// The StopFailure hook is a file of its own: Stop and Notification run every turn and need
+// none of its readings code (nor zod).
+const stopFailureOutside = {
+  name: "stop-failure-outside",
+  setup(b) {
+    b.onResolve({ filter: /stop-failure-hook\.js$/ }, (args) =>
+      args.kind === "dynamic-import"
+        ? { path: "./hook-stop-failure.cjs", external: true }
+        : undefined,
+    );
+  },
+};
 for (const name of ["statusline", "hook"]) {
   await build({
     ...common,
     entryPoints: [`src/hot-${name}.ts`],
     outfile: `${outdir}/hot/${name}.cjs`,
+    plugins: [stopFailureOutside],
   });
 }
+await build({
+  ...common,
+  entryPoints: ["src/usage/stop-failure-hook.ts"],
+  outfile: `${outdir}/hot/hook-stop-failure.cjs`,
+});
 
 // Timers and agents installed by earlier builds run `dist/cli.js`: it stays, and hands over.
 writeFileSync(
