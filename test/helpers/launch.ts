@@ -4,10 +4,35 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openProgramAt, type ProgramContext } from "../../src/config/context.js";
 import type { LaunchRequest } from "../../src/launch/types.js";
-import { tempProgram } from "./cli.js";
+import { PYTHON3, tempDir, tempProgram } from "./cli.js";
 import { FIXTURES } from "./fixtures.js";
 
-export const TEST_BIN = resolve("test/bin");
+/**
+ * The folder to put first on PATH for the Herdr stand-in `herdr`: test/bin, whose `herdr` is a
+ * python script run by /usr/bin/python3 (its shebang: the system's own python, never a version
+ * manager's shim, which costs ten times python's start). Where there is no /usr/bin/python3, a
+ * folder whose `herdr` runs test/bin/herdr with PYTHON3, the first python3 on PATH.
+ */
+export const TEST_BIN = standinBin(resolve("test/bin"));
+
+/** `bin` itself, or, given a python to run it with, a new folder whose `herdr` runs bin/herdr. */
+export function standinBin(
+  bin: string,
+  python = existsSync("/usr/bin/python3") ? null : PYTHON3,
+): string {
+  if (python === null) return bin;
+  const dir = tempDir("sheepdog-herdr-bin-");
+  const real = join(bin, "herdr");
+  // A python file (no sh between: sh would put its own PWD in the agents' environment) that
+  // runs the real one as itself.
+  writeFileSync(
+    join(dir, "herdr"),
+    `#!${python} -IS\n__file__ = ${JSON.stringify(real)}\nexec(compile(open(__file__, encoding="utf-8").read(), __file__, "exec"))\n`,
+  );
+  chmodSync(join(dir, "herdr"), 0o755);
+  return dir;
+}
+
 export const HERDR_SCHEMA = join(FIXTURES, "herdr", "herdr-api.schema.json");
 
 /** A program on disk, loaded as the watchdog would load it. */
