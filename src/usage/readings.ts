@@ -4,7 +4,7 @@ import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { isErrno, writeFileAtomic } from "../util/fs.js";
-import { appendLines, jsonValuesFromEnd, parseJsonlWith, readRange } from "../util/jsonl.js";
+import { appendLines, jsonValues, parseJsonlWith, readRange } from "../util/jsonl.js";
 import { onFirstUse, orElse } from "../util/lenient.js";
 import { iso } from "../util/time.js";
 import { ensureHostDir, hostStateDir, seatKey } from "./host-state.js";
@@ -264,7 +264,7 @@ function claimedSeries(v: unknown): string | null {
  */
 function newestOf(text: string, wanted: ReadonlySet<string>): Map<string, Reading> {
   const newest = new Map<string, Reading>();
-  for (const v of jsonValuesFromEnd(text)) {
+  for (const v of jsonValues(text, true)) {
     const key = claimedSeries(v);
     if (key === null || !wanted.has(key) || newest.has(key)) continue;
     const parsed = readingSchema().safeParse(v);

@@ -23,18 +23,29 @@ export function readRange(fd: number, start: number, length: number): string {
   return buf.toString("utf8", 0, got);
 }
 
+/**
+ * The whole JSON values of `text`'s lines, in order or last line first. A torn line (its writer
+ * died mid-write; the next line starts on a fresh one) is skipped, as is a blank one.
+ */
+export function* jsonValues(text: string, fromEnd = false): Generator<unknown> {
+  const lines = text.split("\n");
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[fromEnd ? lines.length - 1 - k : k] as string;
+    if (!line.trim()) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    yield v;
+  }
+}
+
 /** The lines of `text` that are whole JSON values `isValid` accepts; the rest (torn) skipped. */
 export function parseJsonl<T>(text: string, isValid: (v: unknown) => v is T): T[] {
   const out: T[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (isValid(v)) out.push(v);
-    } catch {
-      // A torn line: its writer died mid-write. The next line starts on a fresh one.
-    }
-  }
+  for (const v of jsonValues(text)) if (isValid(v)) out.push(v);
   return out;
 }
 
@@ -44,34 +55,11 @@ export function parseJsonl<T>(text: string, isValid: (v: unknown) => v is T): T[
  */
 export function parseJsonlWith<T>(text: string, schema: z.ZodMiniType<T>): T[] {
   const out: T[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      continue; // a torn line, as above
-    }
+  for (const v of jsonValues(text)) {
     const parsed = schema.safeParse(v);
     if (parsed.success) out.push(parsed.data);
   }
   return out;
-}
-
-/** The lines of `text` that are whole JSON values, its last line first; torn lines skipped. */
-export function* jsonValuesFromEnd(text: string): Generator<unknown> {
-  const lines = text.split("\n");
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i] as string;
-    if (!line.trim()) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      continue; // a torn line, as above
-    }
-    yield v;
-  }
 }
 
 /** How long the size must hold still before a last line without its newline counts as torn. */
