@@ -82,6 +82,20 @@ export async function refMessage(at: RefAt, sha: string): Promise<string | null>
   return localMessage(at.repo, sha);
 }
 
+/**
+ * Where the ref points and its commit's message (null sha: no ref; null message: the commit
+ * could not be read). The ref can move between reading it and fetching its commit: read again
+ * then.
+ */
+export async function readRef(at: RefAt): Promise<{ sha: string | null; message: string | null }> {
+  for (let attempt = 0; ; attempt++) {
+    const sha = await refSha(at);
+    if (sha === null) return { sha: null, message: null };
+    const message = await refMessage(at, sha);
+    if (message !== null || attempt >= 2) return { sha, message };
+  }
+}
+
 /** A commit with the empty tree whose message is `message` (no parent: nothing to pull). */
 export async function messageCommit(at: RefAt, message: string): Promise<string> {
   const tree = (

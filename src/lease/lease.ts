@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import * as z from "zod/mini";
 import type { ProgramConfig } from "../config/schema.js";
-import { casRef, messageCommit, type RefAt, refMessage, refSha } from "../git/ref-cas.js";
+import { casRef, messageCommit, type RefAt, readRef } from "../git/ref-cas.js";
 import { parseDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
 
@@ -75,14 +75,8 @@ export function parseLease(message: string | null): Lease | null {
 
 /** The lease as the remote has it now. Throws RuntimeFailure when it cannot be read. */
 export async function readLease(at: RefAt): Promise<LeaseSeen> {
-  // The ref can move between reading it and fetching its commit: read again then.
-  for (let attempt = 0; ; attempt++) {
-    const sha = await refSha(at);
-    if (sha === null) return { sha: null, lease: null };
-    const message = await refMessage(at, sha);
-    if (message === null && attempt < 2) continue;
-    return { sha, lease: parseLease(message) };
-  }
+  const { sha, message } = await readRef(at);
+  return { sha, lease: sha === null ? null : parseLease(message) };
 }
 
 /** A lease's age by the reader's clock (DESIGN §15: now − renewed_at). */

@@ -2,11 +2,11 @@ import * as z from "zod/mini";
 import { sameProcess } from "../claim/claim.js";
 import type { ProgramConfig } from "../config/schema.js";
 import { RefusedError } from "../errors.js";
-import { casRef, type RefAt, refSha } from "../git/ref-cas.js";
+import { casRef, type RefAt, readRef } from "../git/ref-cas.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { formatDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
-import { deleteIfAt, lockMessage, lockRef, makeLockCommit, repoOf } from "./ref.js";
+import { deleteIfAt, lockRef, makeLockCommit, repoOf } from "./ref.js";
 
 /** The holder JSON a merge-lock commit's message carries (DESIGN §10). */
 export interface MergeLockHolder {
@@ -56,23 +56,18 @@ function parseHolder(message: string | null): MergeLockHolder | null {
 }
 
 async function stateAt(ref: RefAt, now: number): Promise<MergeLockState> {
-  // The ref can move between reading it and fetching its commit: read again then.
-  for (let attempt = 0; ; attempt++) {
-    const sha = await refSha(ref);
-    if (sha === null) return { held: false };
-    const message = await lockMessage(ref, sha);
-    if (message === null && attempt < 2) continue;
-    const holder = parseHolder(message);
-    if (!holder) return { held: true, holder: null, liveness: "unreadable", age_ms: null, sha };
-    const at = Date.parse(holder.at);
-    return {
-      held: true,
-      holder,
-      liveness: livenessOf(holder),
-      age_ms: Number.isNaN(at) ? null : now - at,
-      sha,
-    };
-  }
+  const { sha, message } = await readRef(ref);
+  if (sha === null) return { held: false };
+  const holder = parseHolder(message);
+  if (!holder) return { held: true, holder: null, liveness: "unreadable", age_ms: null, sha };
+  const at = Date.parse(holder.at);
+  return {
+    held: true,
+    holder,
+    liveness: livenessOf(holder),
+    age_ms: Number.isNaN(at) ? null : now - at,
+    sha,
+  };
 }
 
 /**

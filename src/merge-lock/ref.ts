@@ -4,7 +4,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { RefusedError, RuntimeFailure } from "../errors.js";
-import { casDelete, messageCommit, type RefAt, refMessage } from "../git/ref-cas.js";
+import { casDelete, messageCommit, type RefAt } from "../git/ref-cas.js";
 import type { LockOptions, MergeLockConfig, MergeLockHolder } from "./lock.js";
 
 export function repoOf(cfg: MergeLockConfig, opts: LockOptions): string {
@@ -19,11 +19,6 @@ export function repoOf(cfg: MergeLockConfig, opts: LockOptions): string {
 
 export function lockRef(cfg: MergeLockConfig, repo: string): RefAt {
   return { repo, remote: cfg.remote ?? null, ref: cfg.ref, what: "merge lock" };
-}
-
-/** The lock commit's message (fetched by ref name when the commit was made elsewhere). */
-export function lockMessage(at: RefAt, sha: string): Promise<string | null> {
-  return refMessage(at, sha);
 }
 
 export function makeLockCommit(at: RefAt, holder: MergeLockHolder): Promise<string> {
