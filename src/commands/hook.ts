@@ -4,12 +4,8 @@
 // ignored. Like `statusline` it never fails loudly: exit 0, at most one line on stdout.
 import { readFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.js";
+import { quiet } from "../usage/hook-quiet.js";
 import { type HookKind, hookRecordOf, writeHookRecord } from "../usage/hook-records.js";
-
-function quiet(what: string, err: unknown): void {
-  if (process.env.SHEEPDOG_DEBUG)
-    process.stderr.write(`sheepdog hook: ${what}: ${(err as Error).message}\n`);
-}
 
 /**
  * `Stop` and `Notification` (DESIGN §14): recorded per session for the activity verdict. No

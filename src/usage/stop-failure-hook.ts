@@ -2,6 +2,7 @@
 // at once. Loaded only for that event (its own bundle in the hot path: see scripts/build.mjs).
 import { readFileSync, writeSync } from "node:fs";
 import { EXIT } from "../errors.js";
+import { quiet } from "./hook-quiet.js";
 import { seatFromEnv } from "./host-state.js";
 import { refusalReadingOf } from "./limit.js";
 import { appendReadings } from "./readings.js";
@@ -9,11 +10,6 @@ import { readStopFailure, refusalOfStopFailure } from "./stop-failure.js";
 
 /** `usage.pause_fallback`'s default: the hook belongs to no program, so it has no setting. */
 const FALLBACK_MS = 3600_000;
-
-function quiet(what: string, err: unknown): void {
-  if (process.env.SHEEPDOG_DEBUG)
-    process.stderr.write(`sheepdog hook: ${what}: ${(err as Error).message}\n`);
-}
 
 export function stopFailure(): number {
   let raw: unknown;
