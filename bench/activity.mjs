@@ -13,8 +13,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { median } from "./lib.mjs";
-import { killProgramProcesses } from "./soak-world.mjs";
+import { jsonLines, median } from "./lib.mjs";
+import { killProgramProcesses, toyEvents } from "./soak-world.mjs";
 
 const CLI = resolve(process.env.SHEEPDOG_CLI ?? "dist/cli.cjs");
 const TOY = resolve("bench/activity-manager.cjs");
@@ -124,22 +124,6 @@ function readJson(path) {
     return null;
   }
 }
-function lines(path) {
-  try {
-    return readFileSync(path, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .flatMap((l) => {
-        try {
-          return [JSON.parse(l)];
-        } catch {
-          return [];
-        }
-      });
-  } catch {
-    return [];
-  }
-}
 function alive(pid) {
   try {
     return !/^\S+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
@@ -147,12 +131,12 @@ function alive(pid) {
     return false;
   }
 }
-const journal = (p) => lines(join(p.stateDir, "journal.jsonl"));
+const journal = (p) => jsonLines(join(p.stateDir, "journal.jsonl"));
 const ms = (iso) => Date.parse(iso);
 
 /** New spells from the toys' own log; a timed one is done once another manager claims. */
 function poll(p) {
-  const events = lines(join(p.ctl, "events.jsonl"));
+  const events = toyEvents(p.ctl);
   for (const e of events.slice(p.read)) {
     if (e.phase === "went") p.spells.push({ pid: e.pid, at: e.at, verdicts: {} });
     else {

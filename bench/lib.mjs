@@ -1,5 +1,6 @@
 // A small benchmark harness: warm-up, then alternating runs, medians, and ratios to a baseline.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** Runs argv once and returns the wall time in ms (throws if it exits non-zero unless allowed). */
 export function timeOnce(argv, { env, input, cwd, allowFail = false } = {}) {
@@ -49,4 +50,24 @@ export function report(title, results, baselineName) {
     );
   }
   return results;
+}
+
+/** The whole JSON lines of a JSONL file (a torn or blank line skipped); none when it is absent. */
+export function jsonLines(path) {
+  let text;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
 }

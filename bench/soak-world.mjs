@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
+import { jsonLines } from "./lib.mjs";
 
 /**
  * The soak runs its own copy of the build (beside a link to node_modules): a `npm run build`
@@ -295,20 +296,5 @@ export function killProgramProcesses(roots, skip = new Set()) {
 
 /** The toy managers' own log of their spells (`<ctl>/events.jsonl`): {pid, kind, phase, at}. */
 export function toyEvents(ctl) {
-  let text = "";
-  try {
-    text = readFileSync(join(ctl, "events.jsonl"), "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
+  return jsonLines(join(ctl, "events.jsonl"));
 }

@@ -3,6 +3,7 @@
 // SIGSTOP cannot stage it under tmux: tmux sends SIGCONT to a pane process a signal stopped.
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sleepSync } from "../../src/util/jsonl.js";
 
 const ROOT = "/sys/fs/cgroup/freezer";
 
@@ -28,7 +29,7 @@ export function makeFreezer(name: string): Freezer {
     writeFileSync(state, s);
     // FREEZING until every task has stopped.
     const end = Date.now() + 5000;
-    while (readFileSync(state, "utf8").trim() !== s && Date.now() < end) {}
+    while (readFileSync(state, "utf8").trim() !== s && Date.now() < end) sleepSync(5);
   };
   return {
     freeze(pids) {

@@ -6,27 +6,17 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ProgramContext } from "../../src/config/context.js";
 import { type JournalEvent, readEvents } from "../../src/journal/journal.js";
-import { history } from "../../src/journal/replay.js";
 import { act } from "../../src/watchdog/act.js";
 import { type Decision, decide, isNeeds } from "../../src/watchdog/decide.js";
 import type { Effect } from "../../src/watchdog/effects.js";
 import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
-import { ago, ev, NOW, POLICY, ST } from "./decide-world.js";
+import { ago, ev, factsAt, NOW, POLICY, ST } from "./decide-world.js";
 
 const START = { reason: "r", planned: true, launcher: "tmux", pane: "%3", pid: 42, start_time: ST };
 const BASE = [ev(61, "manager_started", START), ev(60, "claimed", { pid: 42, start_time: ST })];
 
 function decided(activity: Facts["activity"], extra: JournalEvent[] = []): Decision {
-  const facts: Facts = {
-    program: "catalog",
-    now: ago(0),
-    tick_lock: { held: false },
-    last_tick_at: ago(5),
-    gaps: [],
-    finished: null,
-    stood_down: null,
-    paused: null,
-    seat: { seat: "/home/u/.claude", limited: false, until: null, reason: "under", window: null },
+  const facts = factsAt([...BASE, ev(12, "saved", { pid: 42, context_tokens: 1000 }), ...extra], {
     claim: {
       state: "alive",
       pid: 42,
@@ -36,10 +26,8 @@ function decided(activity: Facts["activity"], extra: JournalEvent[] = []): Decis
       claimed_at: ago(60),
     } as ClaimFacts,
     heartbeat: { at: ago(12), pid: 42, context_tokens: 1000 },
-    merge_lock: null,
-    history: history([...BASE, ev(12, "saved", { pid: 42, context_tokens: 1000 }), ...extra]),
     activity,
-  };
+  });
   const d = decide(facts, POLICY);
   if (isNeeds(d)) throw new Error(`decide asked for ${d.needs.join(", ")}`);
   return d;

@@ -1,6 +1,8 @@
 // The fixed moment, policy and journal-event maker the decide tables share (rules 0–13, 9a–9c).
 import type { JournalEvent } from "../../src/journal/journal.js";
+import { history } from "../../src/journal/replay.js";
 import type { DecidePolicy } from "../../src/watchdog/decide.js";
+import type { Facts } from "../../src/watchdog/facts.js";
 
 export const MIN = 60_000;
 export const NOW = Date.parse("2026-11-30T12:00:00.000Z");
@@ -33,3 +35,23 @@ export const ev = (
   type,
   ...fields,
 });
+
+/** Facts at NOW from `events`: no claim, no heartbeat, a tick 5m ago, unless `over` says so. */
+export function factsAt(events: readonly JournalEvent[], over: Partial<Facts> = {}): Facts {
+  return {
+    program: "catalog",
+    now: ago(0),
+    tick_lock: { held: false },
+    last_tick_at: ago(5),
+    gaps: [],
+    finished: null,
+    stood_down: null,
+    paused: null,
+    seat: { seat: "/home/u/.claude", limited: false, until: null, reason: "under", window: null },
+    claim: { state: "none" },
+    heartbeat: null,
+    merge_lock: null,
+    history: history(events),
+    ...over,
+  };
+}

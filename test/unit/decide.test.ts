@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/journal/journal.js";
-import { history } from "../../src/journal/replay.js";
 import type { MergeLockState } from "../../src/merge-lock/lock.js";
 import {
   decide as ask,
@@ -10,7 +9,7 @@ import {
 } from "../../src/watchdog/decide.js";
 import { effectName } from "../../src/watchdog/effects.js";
 import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
-import { ago, ev, MIN, NOW, POLICY, ST } from "./decide-world.js";
+import { ago, ev, factsAt, MIN, NOW, POLICY, ST } from "./decide-world.js";
 
 /** decide with every fact read: always an answer (a request for facts fails the test). */
 function decide(facts: Facts, policy: DecidePolicy): Decision {
@@ -99,25 +98,7 @@ interface Case {
   standDown?: RegExp;
 }
 
-function factsOf(c: Case): Facts {
-  const events = c.events ?? [];
-  return {
-    program: "catalog",
-    now: ago(0),
-    tick_lock: { held: false },
-    last_tick_at: ago(5),
-    gaps: [],
-    finished: null,
-    stood_down: null,
-    paused: null,
-    seat: { seat: "/home/u/.claude", limited: false, until: null, reason: "under", window: null },
-    claim: { state: "none" },
-    heartbeat: null,
-    merge_lock: null,
-    history: history(events),
-    ...c.facts,
-  };
-}
+const factsOf = (c: Case): Facts => factsAt(c.events ?? [], c.facts);
 
 // A manager that claimed 60m ago and saved 10m ago, after a planned first start.
 const HEALTHY = [started(61, true), claimed(60, 42), saved(10, 42)];
