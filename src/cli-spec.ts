@@ -102,9 +102,18 @@ export const COMMAND_SPECS = {
     },
   },
   status: {
-    usage: ["status [--program P | --all] [--json] [--wide]"],
+    usage: ["status [--program P | --all] [--json] [--wide]", "status --fleet [--json] [--wide]"],
     about: "what each program's watchdog sees now, and what it last decided; changes nothing",
-    options: { program, all, json, wide },
+    options: {
+      program,
+      all,
+      fleet: {
+        type: "boolean",
+        help: "every lease on the remotes of the programs under $SHEEPDOG_HOME: its host, epoch and freshness, read from the remote (DESIGN §15)",
+      },
+      json,
+      wide,
+    },
   },
   watch: {
     usage: ["watch [--program P | --all] [--json]"],

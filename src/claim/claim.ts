@@ -15,6 +15,8 @@ export const holderSchema = z.object({
   hostname: z.string(),
   claimed_at: z.string(),
   session: z.optional(z.string()),
+  /** The program's lease epoch this host held when it claimed (DESIGN §15). */
+  lease_epoch: z.optional(z.number()),
 });
 export type Holder = z.infer<typeof holderSchema>;
 
@@ -78,8 +80,18 @@ export type AcquireResult =
  * fails, so exactly one caller wins; and since `claim/` never exists empty, no breaker can
  * mistake a claim being taken for an unreadable one (a mkdir-then-fill scheme had that window).
  */
-export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now()): AcquireResult {
-  const holder: Holder = { ...id, hostname: hostname(), claimed_at: iso(now) };
+export function tryAcquire(
+  stateDir: string,
+  id: ProcessIdentity,
+  now = Date.now(),
+  leaseEpoch?: number,
+): AcquireResult {
+  const holder: Holder = {
+    ...id,
+    hostname: hostname(),
+    claimed_at: iso(now),
+    ...(leaseEpoch !== undefined ? { lease_epoch: leaseEpoch } : {}),
+  };
   // A hand-made empty `claim/` would be silently replaced by rename: treat any `claim/` as taken.
   if (existsSync(join(stateDir, CLAIM))) return { ok: false, state: readClaim(stateDir) };
   if (!placeWhole(stateDir, CLAIM, holder, String(id.pid)))
@@ -87,7 +99,13 @@ export function tryAcquire(stateDir: string, id: ProcessIdentity, now = Date.now
   faultPoint("claim.after-rename");
   appendEvent(
     stateDir,
-    { type: "claimed", pid: id.pid, start_time: id.start_time, hostname: holder.hostname },
+    {
+      type: "claimed",
+      pid: id.pid,
+      start_time: id.start_time,
+      hostname: holder.hostname,
+      ...(leaseEpoch !== undefined ? { lease_epoch: leaseEpoch } : {}),
+    },
     now,
   );
   return { ok: true, holder };

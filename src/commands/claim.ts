@@ -9,6 +9,7 @@ import {
 } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { leaseAnswer, readLocalLease } from "../lease/local.js";
 import { findManager } from "../process/manager.js";
 import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
@@ -75,7 +76,8 @@ function acquire(values: ClaimValues, pid: number | undefined): number {
   const checked = openProgram(values.program);
   const me = findManager(pid);
   const program = { ...checked, stateDir: ensureStateDir(checked.root) };
-  let result = tryAcquire(program.stateDir, me);
+  const epoch = leaseEpochHere(program);
+  let result = tryAcquire(program.stateDir, me, Date.now(), epoch);
   if (!result.ok && values["break-stale"]) {
     const seen = result.state;
     if (seen.held && seen.liveness !== "alive" && seen.liveness !== "foreign") {
@@ -84,7 +86,7 @@ function acquire(values: ClaimValues, pid: number | undefined): number {
         : `holder unreadable: ${seen.problem}`;
       // Whoever broke it (we or a concurrent breaker), the claim may now be free: try once.
       breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`);
-      result = tryAcquire(program.stateDir, me);
+      result = tryAcquire(program.stateDir, me, Date.now(), epoch);
     }
   }
   if (!result.ok) return refuseAcquire(values, program.name, result.state, me);
@@ -92,6 +94,26 @@ function acquire(values: ClaimValues, pid: number | undefined): number {
     process.stdout.write(`${JSON.stringify({ acquired: true, holder: result.holder })}\n`);
   else process.stdout.write(`${program.name}: claimed by pid ${me.pid}\n`);
   return EXIT.ok;
+}
+
+/**
+ * A program with a lease (DESIGN §15) is claimed only on the host that holds it, and the claim
+ * records its epoch: a manager started by hand on a standby would be a second one.
+ */
+function leaseEpochHere(program: {
+  name: string;
+  stateDir: string;
+  config: { lease?: unknown };
+}): number | undefined {
+  if (!program.config.lease) return undefined;
+  const answer = leaseAnswer(readLocalLease(program.stateDir));
+  if (answer.held_here && answer.epoch !== null) return answer.epoch;
+  const who = answer.host
+    ? `it is held by ${answer.host} (epoch ${answer.epoch})`
+    : "this host's watchdog has not taken it yet";
+  throw new RefusedError(
+    `${program.name}: the lease is not held by this host (${who}): a manager here would be a second one; the watchdog of the host that holds it starts its manager (see sheepdog status --fleet)`,
+  );
 }
 
 /** The claim is taken: fine if by this very manager, otherwise refused with a hint. */

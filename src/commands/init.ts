@@ -51,9 +51,11 @@ What sheepdog expects of you:
 - After every change of state: \`sheepdog save\`. It answers with JSON; when \`hand_over\` is true,
   finish the step you are on, write down where things stand, and run
   \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
+  When the program is staged on more than one host and \`lease.held_here\` is false, this
+  host no longer holds it: stop at once (another host's manager takes over).
 - Keep one \`sheepdog wait\` running in the background (run it with run_in_background). It
-  wakes you when its interval (20m) has passed, the program is paused or stood down, or your
-  claim is lost, printing one JSON line (Claude Code tells you the background command
+  wakes you when its interval (20m) has passed, the program is paused or stood down, your
+  claim is lost, or this host lost the program's lease (\`lease_lost\`: stop), printing one JSON line (Claude Code tells you the background command
   completed and names its output file: read the line there), then save, act on what it says,
   and start a new one.
 - When the backlog is done: \`sheepdog finish --note "what was done"\`.

@@ -1,5 +1,5 @@
 import { openProgramAt, selectRoots } from "../config/context.js";
-import { EXIT, SheepdogError } from "../errors.js";
+import { EXIT, SheepdogError, UsageError } from "../errors.js";
 import type { PageStatus } from "../page/status.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
@@ -31,11 +31,12 @@ function pagesText(p: PageStatus | undefined, now: number): string {
   return parts.join("; ");
 }
 
-function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
+function row(r: ProgramReport, now: number, stateDir: string | null, leased: boolean): string[] {
   const f = r.facts as Facts | null;
   if (!f)
     return [
       r.program,
+      ...(leased ? ["-"] : []),
       "-",
       "-",
       "-",
@@ -82,6 +83,7 @@ function row(r: ProgramReport, now: number, stateDir: string | null): string[] {
     beat,
     context,
     claim,
+    ...(leased ? [leaseText(f, now)] : []),
     pause,
     stood,
     merge,
@@ -101,8 +103,54 @@ export function reportHint(values: { program?: string; all?: boolean }): string 
   return `the night as a picture: sheepdog report${which} --since 12h`;
 }
 
+/** `status --fleet`: the leases on the remotes, one line each (or one JSON document). */
+async function fleet(values: { json?: boolean; wide?: boolean; program?: string; all?: boolean }) {
+  if (values.program !== undefined || values.all)
+    throw new UsageError(
+      "--fleet reads every program under $SHEEPDOG_HOME: it takes no --program or --all",
+    );
+  const { readFleet } = await import("../lease/fleet.js");
+  const now = Date.now();
+  const f = await readFleet(now);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(f)}\n`);
+    return f.errors.length > 0 ? EXIT.failed : EXIT.ok;
+  }
+  const rows = f.leases.map((l) => [
+    l.program,
+    l.hostname ?? "(not a lease)",
+    l.epoch === null ? "-" : String(l.epoch),
+    l.renewed_at ? localTime(Date.parse(l.renewed_at)) : "-",
+    l.age_s === null ? "-" : `${formatDuration(l.age_s * 1000)} ago`,
+    l.expired === null ? "unreadable" : l.expired ? "EXPIRED: may be taken over" : "fresh",
+    l.ref,
+  ]);
+  const header = ["PROGRAM", "HOST", "EPOCH", "RENEWED", "AGE", "STATE", "REF"];
+  if (rows.length > 0)
+    process.stdout.write(`${alignRows([header, ...rows], outputWidth(values.wide))}\n`);
+  else if (f.errors.length === 0)
+    process.stdout.write(
+      "no leases: no program under $SHEEPDOG_HOME names a lease, or none is held yet\n",
+    );
+  for (const e of f.errors)
+    process.stdout.write(`${e.program}: cannot read ${e.remote}: ${e.error}\n`);
+  return f.errors.length > 0 ? EXIT.failed : EXIT.ok;
+}
+
+/** The LEASE cell: held here (and the epoch), whose it is, or why it is not known. */
+function leaseText(f: Facts, now: number): string {
+  const l = f.lease;
+  if (!l) return "-";
+  if (l.state === "held") return `held here (epoch ${l.epoch})`;
+  if (l.state === "unreachable")
+    return `remote unreachable${l.was_held ? `, held ${ago(now, l.holder?.renewed_at)}` : ""}`;
+  if (l.state === "unreadable") return "ref unreadable";
+  return l.holder ? `${l.holder.hostname} (epoch ${l.holder.epoch})` : "elsewhere";
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("status", argv);
+  if (values.fleet) return fleet(values);
   const roots = selectRoots(values.program, values.all);
   const now = Date.now();
   const reports: ProgramReport[] = [];
@@ -150,12 +198,15 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write("no programs found\n");
     return code;
   }
+  // The LEASE column only where a program is staged on several hosts.
+  const leased = reports.some((r) => r.facts?.lease);
   const header = [
     "PROGRAM",
     "MANAGER",
     "HEARTBEAT",
     "CONTEXT",
     "CLAIM",
+    ...(leased ? ["LEASE"] : []),
     "PAUSE",
     "STOOD DOWN",
     "MERGE LOCK",
@@ -164,7 +215,7 @@ export async function run(argv: string[]): Promise<number> {
     "NOW",
   ];
   process.stdout.write(
-    `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null))], outputWidth(values.wide))}\n`,
+    `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null, leased))], outputWidth(values.wide))}\n`,
   );
   process.stdout.write(`${reportHint(values)}\n`);
   return code;

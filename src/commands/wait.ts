@@ -1,6 +1,7 @@
 // `sheepdog wait [--every 20m] [--json]` (DESIGN §14): the manager's one background wait. It
 // blocks until the first of: `--every` has passed (`time`), its program is paused or stood down
-// (`seat`, `stood_down`), its claim is no longer the caller's (`claim_lost`); then prints one
+// (`seat`, `stood_down`), its claim is no longer the caller's (`claim_lost`), its host no longer
+// holds the program's lease (`lease_lost`, DESIGN §15); then prints one
 // JSON line `{"event", "reason", "at"}` and exits 0. It costs nothing while it waits: the
 // program's state folder is watched (inotify/FSEvents through fs.watch), not polled; one slow
 // re-check a minute covers a file system whose events go missing.
@@ -10,12 +11,13 @@ import { openProgram } from "../config/context.js";
 import { EXIT, UsageError } from "../errors.js";
 import { followReplay } from "../journal/follow.js";
 import type { ReplayedState } from "../journal/replay.js";
+import { leaseAnswer, readLocalLease, sinceRenewal } from "../lease/local.js";
 import { livenessOf } from "../process/identity.js";
 import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration, isPositiveDuration, parseDuration } from "../util/duration.js";
 
-export type WakeEvent = "time" | "seat" | "stood_down" | "claim_lost";
+export type WakeEvent = "time" | "seat" | "stood_down" | "claim_lost" | "lease_lost";
 
 export interface Wake {
   event: WakeEvent;
@@ -40,8 +42,19 @@ export function wakeNow(
   deadline: number,
   now = Date.now(),
   replayed: () => ReplayedState = followReplay(stateDir),
+  leased = false,
 ): Wake | null {
   const at = new Date(now).toISOString();
+  if (leased) {
+    // DESIGN §15: this host's watchdog fenced it, or stopped renewing for ttl − margin.
+    const lease = leaseAnswer(readLocalLease(stateDir), now);
+    if (!lease.held_here)
+      return {
+        event: "lease_lost",
+        reason: `this host does not hold the program's lease${lease.host ? ` (${lease.host} does, epoch ${lease.epoch})` : ""}: save and stop`,
+        at,
+      };
+  }
   const state = replayed();
   if (state.stoodDown)
     return {
@@ -82,14 +95,21 @@ export async function run(argv: string[]): Promise<number> {
   const me = findManager(pidOption(values.pid));
   const everyMs = parseDuration(every);
   const deadline = Date.now() + everyMs;
-  const wake = await waitForWake(program.stateDir, me, deadline);
+  const wake = await waitForWake(program.stateDir, me, deadline, !!program.config.lease);
   const out =
     wake.event === "time" ? { ...wake, reason: `${formatDuration(everyMs)} passed` } : wake;
   process.stdout.write(`${JSON.stringify(out)}\n`);
   return EXIT.ok;
 }
 
-function waitForWake(stateDir: string, me: Me, deadline: number): Promise<Wake> {
+/** When this host's hold on the lease runs out unless renewed: a wake is due then. */
+function leaseRunsOut(stateDir: string, now: number): number | null {
+  const local = readLocalLease(stateDir);
+  const since = sinceRenewal(local, now);
+  return local?.held && since !== null ? now + Math.max(0, local.hold_ms - since) : null;
+}
+
+function waitForWake(stateDir: string, me: Me, deadline: number, leased: boolean): Promise<Wake> {
   return new Promise((resolve) => {
     let watcher: FSWatcher | null = null;
     let settle: NodeJS.Timeout | null = null;
@@ -97,13 +117,21 @@ function waitForWake(stateDir: string, me: Me, deadline: number): Promise<Wake> 
     let done = false;
     const replayed = followReplay(stateDir);
     const timer = setTimeout(() => look(), Math.max(0, deadline - Date.now()));
+    let leaseTimer: NodeJS.Timeout | null = null;
     const look = () => {
       if (done) return;
-      const wake = wakeNow(stateDir, me, deadline, Date.now(), replayed);
-      if (!wake) return;
+      const now = Date.now();
+      const wake = wakeNow(stateDir, me, deadline, now, replayed, leased);
+      if (!wake) {
+        // A renewal moves the hold's end: the timer follows lease.json at every look.
+        const runsOut = leased ? leaseRunsOut(stateDir, now) : null;
+        if (leaseTimer) clearTimeout(leaseTimer);
+        leaseTimer = runsOut !== null ? setTimeout(look, runsOut - now + 5) : null;
+        return;
+      }
       done = true;
       watcher?.close();
-      for (const t of [timer, settle, recheck]) if (t) clearTimeout(t);
+      for (const t of [timer, settle, recheck, leaseTimer]) if (t) clearTimeout(t);
       resolve(wake);
     };
     if (existsSync(stateDir))

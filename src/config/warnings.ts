@@ -9,11 +9,6 @@ export function configWarnings(config: ProgramConfig): string[] {
     out.push(
       "manager.command is not set: the command launcher has nothing to start (every start fails, and the crash-loop guard stands the program down)",
     );
-  // The lease's ref and its compare-and-swap exist (src/lease/), the tick's use of it not yet.
-  if (config.lease)
-    out.push(
-      "lease is checked but not yet held by the watchdog in this version: the tick neither renews it nor defers to another host's, so do not stage this program on a second host yet",
-    );
   return out;
 }
 

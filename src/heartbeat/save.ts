@@ -4,6 +4,7 @@ import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, readEvents } from "../journal/journal.js";
 import { replay } from "../journal/replay.js";
+import { type LeaseAnswer, leaseAnswer, readLocalLease } from "../lease/local.js";
 import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { lookupSession } from "../usage/sessions.js";
@@ -23,6 +24,8 @@ export interface SaveResult {
   transcript: string | null;
   pause: null | { until: string; reason: string };
   stood_down: null | { reason: string };
+  /** A program with a lease (DESIGN §15): whether this host holds it, its epoch, its holder. */
+  lease?: LeaseAnswer;
   notices: string[];
 }
 
@@ -178,6 +181,13 @@ export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: numbe
   if (pause) notices.push(`the program is paused until ${pause.until}: save and stop`);
   const stoodDown = state.stoodDown ? { reason: String(state.stoodDown.reason ?? "") } : null;
   const threshold = handOverThreshold(program.policy.handOverTokens, facts.contextWindow);
+  // A program staged on several hosts (DESIGN §15): whether this host still holds it, from
+  // lease.json (no git: a save must stay fast). Not held: the manager must save and stop.
+  const lease = program.config.lease ? leaseAnswer(readLocalLease(program.stateDir), now) : null;
+  if (lease && !lease.held_here)
+    notices.push(
+      `this host does not hold the program's lease${lease.host ? ` (${lease.host} does, epoch ${lease.epoch})` : ""}: save and stop`,
+    );
   return {
     program: program.name,
     saved_at: iso(now),
@@ -188,6 +198,7 @@ export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: numbe
     transcript: facts.transcript,
     pause,
     stood_down: stoodDown,
+    ...(lease ? { lease } : {}),
     notices,
   };
 }

@@ -43,7 +43,14 @@ export interface LeaseSeen {
 
 export type LeaseOutcome =
   /** This host holds it now: made, renewed, or taken over (epoch + 1). */
-  | { held: true; how: "created" | "renewed" | "taken_over"; lease: Lease; sha: string }
+  | {
+      held: true;
+      how: "created" | "renewed" | "taken_over";
+      lease: Lease;
+      sha: string;
+      /** The lease it replaced (a takeover's: whose it was), null when it made the first. */
+      previous: Lease | null;
+    }
   /** Another machine holds it, renewed within ttl + margin: nothing may start here. */
   | { held: false; why: "elsewhere"; lease: Lease; age_ms: number }
   /** Another host's compare-and-swap landed first: what it wrote. */
@@ -85,21 +92,24 @@ export function leaseAge(lease: Lease, now: number): number {
   return Number.isNaN(at) ? Number.POSITIVE_INFINITY : now - at;
 }
 
+/** What a host would do about the lease it saw: hold it (at `epoch`), or leave it. */
+export type LeasePlan =
+  | { write: true; how: "created" | "renewed" | "taken_over"; lease: Lease }
+  | Extract<LeaseOutcome, { why: "elsewhere" | "unreadable" }>;
+
 /**
- * Holds the lease for `me` if it can: creates it, renews this machine's own, or takes over one
- * not renewed for ttl + margin. Exactly one of several hosts racing wins each change; the
- * others get what it wrote.
+ * Pure: what `me` may do with the lease it saw at `now`. Create it when there is none, renew
+ * this machine's own, take over one not renewed for ttl + margin (epoch + 1); leave another
+ * machine's fresh lease, and any commit that is no lease, alone.
  */
-export async function holdLease(
-  at: RefAt,
+export function planLease(
+  was: LeaseSeen,
   cfg: Pick<LeaseConfig, "ttl" | "margin">,
   me: LeaseHost,
-  now = Date.now(),
-  seen?: LeaseSeen,
-): Promise<LeaseOutcome> {
+  now: number,
+): LeasePlan {
   const ttl = parseDuration(cfg.ttl);
   const margin = parseDuration(cfg.margin);
-  const was = seen ?? (await readLease(at));
   if (was.sha !== null && was.lease === null)
     return { held: false, why: "unreadable", sha: was.sha };
   const mine = was.lease?.machine_id === me.machine_id;
@@ -108,10 +118,26 @@ export async function holdLease(
     if (age < ttl + margin) return { held: false, why: "elsewhere", lease: was.lease, age_ms: age };
   }
   const epoch = !was.lease ? 1 : mine ? was.lease.epoch : was.lease.epoch + 1;
-  const lease: Lease = { ...me, epoch, renewed_at: iso(now), ttl };
-  const sha = await messageCommit(at, JSON.stringify(lease));
+  const how = !was.sha ? "created" : mine ? "renewed" : "taken_over";
+  return { write: true, how, lease: { ...me, epoch, renewed_at: iso(now), ttl } };
+}
+
+/**
+ * Holds the lease for `me` if it can (planLease), by compare-and-swap on the sha it saw.
+ * Exactly one of several hosts racing wins each change; the others get what it wrote.
+ */
+export async function holdLease(
+  at: RefAt,
+  cfg: Pick<LeaseConfig, "ttl" | "margin">,
+  me: LeaseHost,
+  now = Date.now(),
+  seen?: LeaseSeen,
+): Promise<LeaseOutcome> {
+  const was = seen ?? (await readLease(at));
+  const plan = planLease(was, cfg, me, now);
+  if (!("write" in plan)) return plan;
+  const sha = await messageCommit(at, JSON.stringify(plan.lease));
   if (!(await casRef(at, sha, was.sha)))
     return { held: false, why: "lost_race", seen: await readLease(at) };
-  const how = !was.sha ? "created" : mine ? "renewed" : "taken_over";
-  return { held: true, how, lease, sha };
+  return { held: true, how: plan.how, lease: plan.lease, sha, previous: was.lease };
 }

@@ -17,7 +17,9 @@ export type PageKind =
   | "start_failed"
   | "config_invalid"
   | "api_errors"
-  | "blocked";
+  | "blocked"
+  | "lease_lost"
+  | "lease_taken_over";
 
 /** What `--program` value names this program in a command a person will copy from a phone. */
 export function programArg(name: string, root: string, env = process.env): string {
@@ -67,7 +69,11 @@ export function kindOf(e: JournalEvent): PageKind | null {
     case "config_invalid":
     case "api_errors":
     case "blocked":
+    case "lease_lost":
       return e.type;
+    case "lease_acquired":
+      // A failover: the host that held it may be dead and unable to page for itself.
+      return e.how === "taken_over" && e.from_machine_id !== undefined ? "lease_taken_over" : null;
     default:
       return null;
   }
@@ -187,6 +193,32 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       ),
       priority: 4,
       tags: ["raising_hand"],
+    };
+  },
+  lease_lost: ({ e, name, arg, why }) => {
+    const holder = typeof e.holder === "string" ? ` ${e.holder} holds it now.` : "";
+    return {
+      title: `${name}: this host lost the lease`,
+      message: lines(
+        `This host no longer holds the lease of ${name}, so it stopped its own manager (if one ran) and starts none.${holder}`,
+        why && `Reason: ${why}`,
+        `See: sheepdog status --fleet (and sheepdog journal --program ${arg})`,
+      ),
+      priority: 4,
+      tags: ["warning"],
+    };
+  },
+  lease_taken_over: ({ e, name, arg, why }) => {
+    const from = typeof e.from === "string" ? e.from : "another host";
+    return {
+      title: `${name} moved here from ${from}`,
+      message: lines(
+        `The lease of ${name} was not renewed by ${from} for ttl + margin, so this host took it over and runs the manager now. Look at ${from}: its watchdog, its network, or the host itself stopped.`,
+        why && `Reason: ${why}`,
+        `See: sheepdog status --fleet (and sheepdog status --program ${arg})`,
+      ),
+      priority: 4,
+      tags: ["twisted_rightwards_arrows"],
     };
   },
   paused: ({ e, name, arg, why, now }) => {

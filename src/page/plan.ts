@@ -32,6 +32,8 @@ const KINDS = new Set<string>([
   "config_invalid",
   "api_errors",
   "blocked",
+  "lease_lost",
+  "lease_taken_over",
 ]);
 
 function isPageKind(v: unknown): v is PageKind {

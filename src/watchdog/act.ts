@@ -120,6 +120,17 @@ const HANDLERS: Handlers = {
     });
     run.actions.push(error ? `nudge failed: ${error}` : `nudged pid ${e.pid} (${via})`);
   },
+  async lease_lost(run, e) {
+    const { loseLocalLease } = await import("../lease/local.js");
+    loseLocalLease(run.program.stateDir);
+    run.journal({
+      type: "lease_lost",
+      reason: e.reason,
+      cause: e.cause,
+      ...(e.holder !== undefined ? { holder: e.holder, epoch: e.epoch } : {}),
+    });
+    run.actions.push(`lease lost: ${e.reason}`);
+  },
   async unpause(run, e) {
     run.journal({ type: "unpaused", reason: e.reason });
     run.actions.push("pause over");

@@ -4,6 +4,7 @@ import type { Effect } from "./effects.js";
 import type { Facts } from "./facts.js";
 import { heartbeatAge, ms, pauseGraceEnd, startAge } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
+import { leaseRule } from "./lease-rule.js";
 import {
   type DecidePolicy,
   type Decision,
@@ -106,6 +107,12 @@ function withRefusalRecord(d: Decision, facts: Facts): Decision {
 
 /** The rows of DESIGN §6 in order; the first that matches decides. */
 function matchRule(facts: Facts, policy: DecidePolicy): Matched | NeedsFacts {
+  // 0. Another tick is working on it.
+  const locked = lockedRule(facts);
+  if (locked) return locked;
+  // 6, for a lease (DESIGN §15): before the rest, as a second manager must stop whatever else holds.
+  const leased = leaseRule(facts, policy);
+  if (leased) return leased;
   const settled = settledRule(facts);
   if (settled) return settled;
   // Rule 5 and below judge the seat with the manager's transcript.
@@ -114,19 +121,21 @@ function matchRule(facts: Facts, policy: DecidePolicy): Matched | NeedsFacts {
   return seatRule(ctx) ?? aliveRule(ctx) ?? deadRule(ctx) ?? noClaimRule(ctx);
 }
 
-/** Rules 0–3: another tick, finished, stood down, paused. Nothing to do but say so. */
+/** Rule 0: another tick of this program is running. */
+function lockedRule(facts: Facts): Matched | null {
+  if (!facts.tick_lock.held) return null;
+  const who = facts.tick_lock.pid !== null ? ` (pid ${facts.tick_lock.pid})` : "";
+  return {
+    decision: "locked",
+    rule: 0,
+    reason: `another tick${who} is working on it`,
+    effects: [],
+  };
+}
+
+/** Rules 1–3: finished, stood down, paused. Nothing to do but say so. */
 function settledRule(facts: Facts): Matched | null {
   const now = ms(facts.now);
-  // 0. Another tick of this program is running.
-  if (facts.tick_lock.held) {
-    const who = facts.tick_lock.pid !== null ? ` (pid ${facts.tick_lock.pid})` : "";
-    return {
-      decision: "locked",
-      rule: 0,
-      reason: `another tick${who} is working on it`,
-      effects: [],
-    };
-  }
   // 1. Finished and not reopened.
   if (facts.finished) {
     const note = facts.finished.note ? `: ${facts.finished.note}` : "";

@@ -34,6 +34,17 @@ export type Effect =
       /** `blocked`: the holder's start, whose pane's screen goes into the page. */
       start?: StartRecord | null;
     }
+  /**
+   * This host no longer holds the program's lease (DESIGN §15): journaled `lease_lost` and
+   * paged; lease.json stops saying it is held, so `save` and `wait` tell the manager.
+   */
+  | {
+      kind: "lease_lost";
+      reason: string;
+      cause: "elsewhere" | "lost_race" | "unreadable" | "unreachable";
+      holder?: string;
+      epoch?: number;
+    }
   /** Type one line into an idle manager's pane (rule 9a), journaled `nudged`. */
   | {
       kind: "nudge";
@@ -89,6 +100,8 @@ export function describeEffect(e: Effect): string {
       return `would start a manager${e.planned ? " (planned)" : ""}`;
     case "note":
       return `would journal ${e.type}`;
+    case "lease_lost":
+      return "would journal lease_lost";
     case "nudge":
       return `would nudge pid ${e.pid} in its ${e.start.launcher} pane`;
   }

@@ -74,6 +74,8 @@ export interface Facts {
    * the verdict and its evidence in words.
    */
   activity?: Activity & { transcript: string | null };
+  /** The program's lease on its git remote (DESIGN §15); absent for a single-host program. */
+  lease?: LeaseFacts;
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }
@@ -115,4 +117,36 @@ export interface SeatRefusal {
   recorded?: boolean;
   /** The reset the text named when it did not fit its window (DESIGN §5): not trusted. */
   untrusted_reset?: string;
+}
+
+/**
+ * What the tick found of the lease (lease/tick-lease.ts): held here (renewed, created or taken
+ * over just now), or why not. decide fences and defers from these; it never asks the remote.
+ */
+export interface LeaseFacts {
+  ref: string;
+  state: "held" | "elsewhere" | "lost_race" | "unreadable" | "unreachable";
+  how?: "created" | "renewed" | "taken_over";
+  /** This host's epoch when it holds the lease. */
+  epoch: number | null;
+  /** Who holds it, as the remote says (or as this host last saw it), and its age here. */
+  holder: {
+    machine_id: string;
+    hostname: string;
+    epoch: number;
+    renewed_at: string;
+    age_ms: number;
+  } | null;
+  /** ms since this host last renewed successfully, before this tick (null: never). */
+  since_renewal_ms: number | null;
+  /** ttl − margin: how long a renewal keeps the lease held here. */
+  hold_ms: number;
+  /** This host held the lease until now (lease.json): a loss is journaled and paged. */
+  was_held: boolean;
+  /** What the remote said when it could not be reached. */
+  error?: string;
+  /** An unreadable lease's commit. */
+  sha?: string;
+  /** `status`: the facts are this host's lease.json, as of this time (null: never asked). */
+  as_of?: string | null;
 }

@@ -12,6 +12,7 @@ export const DECISIONS = [
   "wait_pause",
   "pause",
   "foreign",
+  "leased_elsewhere",
   "ok",
   "merge_in_flight",
   "restart_stuck",

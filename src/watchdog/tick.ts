@@ -66,6 +66,20 @@ function journalConfigInvalid(program: ProgramContext, now: number): JournalEven
   );
 }
 
+/**
+ * The lease's facts for a program that has one (DESIGN §15), loaded only then: a single-host
+ * tick stays as light as before. `hold` renews or takes it over; see lease/tick-lease.ts.
+ */
+async function leaseOf(
+  program: ProgramContext,
+  now: number,
+  mode: "hold" | "read" | "local",
+): Promise<{ facts: Facts["lease"]; events: JournalEvent[] } | null> {
+  if (!program.config.lease) return null;
+  const { leaseFacts } = await import("../lease/tick-lease.js");
+  return leaseFacts(program, now, mode);
+}
+
 /** Called when the tick's own deadline passes mid-program, so the journal says so. */
 export let current: ProgramContext | null = null;
 
@@ -89,7 +103,9 @@ export async function tickProgram(
     effects: d.effects.map(effectName),
   });
   if (opts.dryRun) {
+    const lease = await leaseOf(program, now, "read");
     const facts = await gather(program, now);
+    if (lease) facts.lease = lease.facts;
     const d = await judge(program, facts, now);
     return report(facts, d, wouldDo(d));
   }
@@ -110,7 +126,11 @@ export async function tickProgram(
       faultPoint("tick.locked");
       const invalid = journalConfigInvalid(program, now);
       if (invalid) events.push(invalid);
+      // The lease first: a takeover's push must land before anything may start (DESIGN §15).
+      const lease = await leaseOf(program, now, "hold");
+      if (lease) events.push(...lease.events);
       facts = await gather(program, now, { held: false });
+      if (lease) facts.lease = lease.facts;
       journalSleepGap(program, facts, now);
       d = await judge(program, facts, now);
       faultPoint("tick.after-decide");
@@ -198,6 +218,8 @@ export async function statusOf(program: ProgramContext, now = Date.now()): Promi
     now,
     readTickLock(program.stateDir, program.policy.tickDeadline, now),
   );
+  const lease = await leaseOf(program, now, "local");
+  if (lease) facts.lease = lease.facts;
   const d = await judge(program, facts, now);
   return {
     program: program.name,

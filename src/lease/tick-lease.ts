@@ -1,0 +1,222 @@
+// The tick's turn with the lease (DESIGN §15), before it gathers anything: renew it, create it,
+// or take it over by compare-and-swap, and say what it found as facts for decide (the fence and
+// `leased_elsewhere` are decide's). Only a tick holding tick.lock writes; a dry run asks the
+// remote and writes nothing; `status` reads only this host's lease.json (no git).
+import { hostname } from "node:os";
+import type { ProgramContext } from "../config/context.js";
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { machineId } from "../process/identity.js";
+import { formatDuration, parseDuration } from "../util/duration.js";
+import { monoNow } from "../util/mono.js";
+import { iso } from "../util/time.js";
+import type { LeaseFacts } from "../watchdog/facts.js";
+import {
+  holdLease,
+  type LeaseHost,
+  type LeaseOutcome,
+  leaseAge,
+  leaseRef,
+  planLease,
+  readLease,
+} from "./lease.js";
+import {
+  type LocalLease,
+  readLocalLease,
+  type SeenHolder,
+  sinceRenewal,
+  writeLocalLease,
+} from "./local.js";
+
+export type LeaseMode = "hold" | "read" | "local";
+
+function seenHolder(l: SeenHolder): SeenHolder {
+  return {
+    machine_id: l.machine_id,
+    hostname: l.hostname,
+    epoch: l.epoch,
+    renewed_at: l.renewed_at,
+  };
+}
+
+function holderFacts(h: SeenHolder | null, now: number): LeaseFacts["holder"] {
+  if (!h) return null;
+  return { ...h, age_ms: leaseAge({ ...h, ttl: 0 }, now) };
+}
+
+/**
+ * The lease as facts for one tick. `hold` (a real tick): the remote is asked and the lease held
+ * where it may be; `read` (a dry run): asked, not written; `local`: this host's lease.json only.
+ * A remote that cannot be reached is a fact (`unreachable`), never a failed tick: the fence
+ * must still happen. Events journaled (a lease created or taken over) are returned for pages.
+ */
+export async function leaseFacts(
+  program: ProgramContext,
+  now: number,
+  mode: LeaseMode,
+): Promise<{ facts: LeaseFacts; events: JournalEvent[] } | null> {
+  const cfg = program.config.lease;
+  if (!cfg) return null;
+  const at = leaseRef(cfg, program.root, program.name);
+  const local = readLocalLease(program.stateDir);
+  const holdMs = parseDuration(cfg.ttl) - parseDuration(cfg.margin);
+  const base = {
+    ref: at.ref,
+    since_renewal_ms: sinceRenewal(local, now),
+    hold_ms: holdMs,
+    was_held: !!local?.held,
+  };
+  if (mode === "local") return local ? { facts: localFacts(local, base, now), events: [] } : null;
+  const me: LeaseHost = { machine_id: machineId(), hostname: hostname() };
+  let out: LeaseOutcome;
+  try {
+    if (mode === "read") {
+      const seen = await readLease(at);
+      const plan = planLease(seen, cfg, me, now);
+      out =
+        "write" in plan
+          ? { held: true, how: plan.how, lease: plan.lease, sha: "", previous: seen.lease }
+          : plan;
+    } else out = await holdLease(at, cfg, me, now);
+  } catch (err) {
+    const error = (err as Error).message.split("\n")[0] ?? "the remote failed";
+    if (mode === "hold")
+      writeLocalLease(program.stateDir, {
+        ...localOr(local, at.ref, holdMs),
+        checked_at: iso(now),
+        error,
+      });
+    return {
+      facts: {
+        ...base,
+        state: "unreachable",
+        epoch: local?.held ? local.epoch : null,
+        holder: holderFacts(local?.holder ?? null, now),
+        error,
+      },
+      events: [],
+    };
+  }
+  const facts = outcomeFacts(out, base, now);
+  if (mode === "read") return { facts, events: [] };
+  const events: JournalEvent[] = [];
+  const was = localOr(local, at.ref, holdMs);
+  if (out.held) {
+    writeLocalLease(program.stateDir, {
+      ...was,
+      held: true,
+      epoch: out.lease.epoch,
+      renewed_at: out.lease.renewed_at,
+      renewed_mono: monoAt(now),
+      holder: seenHolder(out.lease),
+      checked_at: iso(now),
+      error: null,
+    });
+    if (out.how !== "renewed") events.push(journalAcquired(program, at.ref, out, now));
+  } else {
+    const seen = facts.holder;
+    writeLocalLease(program.stateDir, {
+      ...was,
+      holder: seen ? seenHolder(seen) : was.holder,
+      checked_at: iso(now),
+      error: null,
+    });
+  }
+  return { facts, events };
+}
+
+/** `status`: the lease as this host's last tick left it, aged to now; no git. */
+function localFacts(
+  local: LocalLease,
+  base: Pick<LeaseFacts, "ref" | "since_renewal_ms" | "hold_ms" | "was_held">,
+  now: number,
+): LeaseFacts {
+  const fresh = base.since_renewal_ms !== null && base.since_renewal_ms < base.hold_ms;
+  const holder = holderFacts(local.holder, now);
+  const common = { ...base, holder, as_of: local.checked_at };
+  if (local.held && fresh && !local.error) return { ...common, state: "held", epoch: local.epoch };
+  if (local.held)
+    return {
+      ...common,
+      state: "unreachable",
+      epoch: local.epoch,
+      error:
+        local.error ??
+        `not renewed for ${formatDuration(base.since_renewal_ms ?? 0)}: is this host's watchdog running?`,
+    };
+  return { ...common, state: "elsewhere", epoch: null };
+}
+
+function localOr(local: LocalLease | null, ref: string, holdMs: number): LocalLease {
+  return {
+    ref,
+    held: false,
+    epoch: null,
+    renewed_at: null,
+    renewed_mono: null,
+    holder: null,
+    checked_at: null,
+    error: null,
+    ...local,
+    hold_ms: holdMs,
+  };
+}
+
+function outcomeFacts(
+  out: LeaseOutcome,
+  base: Pick<LeaseFacts, "ref" | "since_renewal_ms" | "hold_ms" | "was_held">,
+  now: number,
+): LeaseFacts {
+  if (out.held)
+    return {
+      ...base,
+      state: "held",
+      how: out.how,
+      epoch: out.lease.epoch,
+      holder: holderFacts(seenHolder(out.lease), now),
+    };
+  if (out.why === "unreadable")
+    return { ...base, state: "unreadable", epoch: null, holder: null, sha: out.sha };
+  const lease = out.why === "elsewhere" ? out.lease : out.seen.lease;
+  return {
+    ...base,
+    state: out.why,
+    epoch: null,
+    holder: holderFacts(lease ? seenHolder(lease) : null, now),
+  };
+}
+
+/** The monotonic clock at the caller's `now` (a test's, or status's, may differ from the clock's). */
+function monoAt(now: number) {
+  const m = monoNow();
+  return { ...m, mono_ms: m.mono_ms + (now - Date.now()) };
+}
+
+/** `lease_acquired`: this host made the lease or took it over (a failover, paged). */
+function journalAcquired(
+  program: ProgramContext,
+  ref: string,
+  out: Extract<LeaseOutcome, { held: true }>,
+  now: number,
+): JournalEvent {
+  const from = out.how === "taken_over" ? out.previous : null;
+  const reason =
+    out.how === "created"
+      ? `this host (${out.lease.hostname}) made the lease, epoch ${out.lease.epoch}`
+      : from && from.machine_id !== out.lease.machine_id
+        ? `this host (${out.lease.hostname}) took the lease over from ${from.hostname} (epoch ${from.epoch}, last renewed ${from.renewed_at}, not renewed for ttl + margin); now epoch ${out.lease.epoch}`
+        : `this host (${out.lease.hostname}) holds the lease again, epoch ${out.lease.epoch}`;
+  return appendEvent(
+    program.stateDir,
+    {
+      type: "lease_acquired",
+      how: out.how,
+      epoch: out.lease.epoch,
+      ref,
+      ...(from
+        ? { from: from.hostname, from_machine_id: from.machine_id, from_epoch: from.epoch }
+        : {}),
+      reason,
+    },
+    now,
+  );
+}

@@ -1,0 +1,245 @@
+// The lease through real ticks on one host (DESIGN §15, issue 21): a real bare remote, the
+// real CLI, a real manager process, a real ntfy server on 127.0.0.1. Another machine is the
+// remote's lease commit written as that machine would write it (tests with hosts of their own,
+// each with its own machine id, are in lease-hosts.test.ts). Time passes by the clock-step hook.
+import { spawn } from "node:child_process";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, sheepdog, sheepdogAsync } from "./helpers/cli.js";
+import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
+import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import {
+  holder,
+  isAlive,
+  killStarted,
+  managerProgram,
+  ofType,
+  tickAsync,
+  waitFor,
+} from "./helpers/watchdog.js";
+
+const REF = "refs/sheepdog/lease/catalog";
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A leased program on a real bare remote, its clock under the test's hand, pages to ntfy. */
+async function leased(lease: Record<string, unknown> = {}) {
+  const server: NtfyServer = await ntfyServer();
+  cleanups.push(() => server.stop());
+  const p = managerProgram(
+    ["--save-every", "30"],
+    { interval: "1s" },
+    {
+      lease: { repo: "ledger", ttl: "8s", margin: "2s", ...lease },
+      page: { ntfy: { server: server.url, topic: "catalog" } },
+    },
+    "catalog",
+  );
+  cleanups.push(() => killStarted(p.stateDir));
+  const genv = gitEnv(p.home);
+  const remote = bareRemote(genv);
+  const ledger = workRepo(join(p.root, "ledger"), genv, remote);
+  const clock = join(p.home, "clock-step");
+  writeFileSync(clock, "0");
+  const env = { ...p.env, ...genv, SHEEPDOG_CLOCK_FILE: clock };
+  let offset = 0;
+  const step = (ms: number) => {
+    offset += ms;
+    writeFileSync(clock, String(offset));
+  };
+  const onRemote = () =>
+    gitOut(remote, ["for-each-ref", "--format=%(objectname) %(contents)", REF], genv);
+  /** Writes another machine's lease on the remote, by compare-and-swap as sheepdog would. */
+  const foreign = (epoch: number, renewedAgoMs: number) => {
+    const at = new Date(Date.now() + offset - renewedAgoMs).toISOString();
+    const msg = JSON.stringify({
+      machine_id: "0ther0machine000",
+      hostname: "mini-2",
+      epoch,
+      renewed_at: at,
+      ttl: 8000,
+    });
+    const tree = gitOut(ledger, ["mktree"], genv);
+    const sha = gitOut(ledger, ["commit-tree", tree, "-m", msg], genv);
+    const was = gitOut(ledger, ["ls-remote", "origin", REF], genv).split("\t")[0] ?? "";
+    gitOut(
+      ledger,
+      ["push", "-q", `--force-with-lease=${REF}:${was}`, "origin", `${sha}:${REF}`],
+      genv,
+    );
+    return sha;
+  };
+  const tick = async () => {
+    const r = await tickAsync(env);
+    expect(r.code, r.stderr).toBe(0);
+    return r.report;
+  };
+  const claimHolder = async () => {
+    await waitFor("the manager to claim", () => holder(p.stateDir), 15_000);
+    return JSON.parse(readFileSync(join(p.stateDir, "claim", "holder.json"), "utf8"));
+  };
+  return { ...p, env, server, remote, ledger, step, onRemote, foreign, tick, claimHolder };
+}
+
+const localLease = (stateDir: string) =>
+  JSON.parse(readFileSync(join(stateDir, "lease.json"), "utf8"));
+
+describe("the lease through real ticks (one host)", () => {
+  it("a tick makes the lease before it starts; the claim records its epoch; save answers with it; status --fleet lists it", async () => {
+    const p = await leased();
+    const r = await p.tick();
+    expect(r.decision).toBe("start");
+    const types = ofType(p.stateDir, "lease_acquired").concat(
+      ofType(p.stateDir, "manager_starting"),
+    );
+    expect(types.map((e) => e.type)).toEqual(["lease_acquired", "manager_starting"]);
+    expect(ofType(p.stateDir, "lease_acquired")[0]).toMatchObject({
+      how: "created",
+      epoch: 1,
+      ref: REF,
+    });
+    expect(p.onRemote()).toMatch(/"epoch":1/);
+    expect(localLease(p.stateDir)).toMatchObject({ held: true, epoch: 1, hold_ms: 6000 });
+    const h = await p.claimHolder();
+    expect(h.lease_epoch).toBe(1);
+    const save = sheepdog(["save", "--pid", String(h.pid)], { env: p.env });
+    expect(JSON.parse(save.stdout).lease).toEqual({ held_here: true, epoch: 1, host: hostname() });
+    // The next tick renews it (same epoch) and the manager is left alone.
+    p.step(1000);
+    expect((await p.tick()).decision).toBe("ok");
+    expect(ofType(p.stateDir, "lease_acquired")).toHaveLength(1);
+    const fleet = await sheepdogAsync(["status", "--fleet", "--json"], { env: p.env });
+    expect(fleet.code, fleet.stderr).toBe(0);
+    expect(JSON.parse(fleet.stdout)).toMatchObject({
+      leases: [{ program: "catalog", ref: REF, hostname: hostname(), epoch: 1, expired: false }],
+      errors: [],
+    });
+    const human = await sheepdogAsync(["status", "--fleet"], { env: p.env });
+    expect(human.stdout).toMatch(/^PROGRAM +HOST +EPOCH/);
+    expect(human.stdout).toMatch(/catalog +\S+ +1 .* fresh/);
+    expect((await sheepdogAsync(["status"], { env: p.env })).stdout).toMatch(
+      /LEASE[\s\S]*held here \(epoch 1\)/,
+    );
+  });
+
+  it("another machine's newer epoch: its manager is fenced at once, lease_lost paged, wait wakes, nothing starts, a claim by hand is refused", async () => {
+    const p = await leased();
+    await p.tick();
+    const h = await p.claimHolder();
+    const waiter = spawn(process.execPath, [CLI, "wait", "--every", "1h", "--pid", String(h.pid)], {
+      env: { ...process.env, ...p.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let woke = "";
+    waiter.stdout.on("data", (d) => {
+      woke += d;
+    });
+    cleanups.push(() => {
+      waiter.kill("SIGKILL");
+    });
+    p.foreign(2, 0);
+    const r = await p.tick();
+    expect(r.decision).toBe("leased_elsewhere");
+    expect(r.reason).toMatch(
+      /this host lost the lease: taken over by mini-2 \(epoch 2\); its manager pid \d+ is stopped/,
+    );
+    expect(r.effects).toEqual(["keep_evidence", "stop:holder", "break_claim", "lease_lost"]);
+    expect(isAlive(h.pid, h.start_time)).toBe(false);
+    const stopped = ofType(p.stateDir, "manager_stopped")[0];
+    expect(stopped).toMatchObject({
+      pid: h.pid,
+      decision: "leased_elsewhere",
+      evidence: expect.any(String),
+    });
+    expect(ofType(p.stateDir, "lease_lost")).toEqual([
+      expect.objectContaining({ cause: "elsewhere", holder: "mini-2", epoch: 2 }),
+    ]);
+    expect(p.server.delivered.map((m) => m.title)).toContain("catalog: this host lost the lease");
+    await waitFor("wait to wake", () => woke.includes("\n"), 10_000);
+    expect(JSON.parse(woke)).toMatchObject({
+      event: expect.stringMatching(/^(lease_lost|claim_lost)$/),
+    });
+    // Fenced: nothing starts while mini-2's lease is fresh, and a manager started by hand
+    // cannot claim (exit 3).
+    p.step(1000);
+    const again = await p.tick();
+    expect(again).toMatchObject({ decision: "leased_elsewhere", effects: [] });
+    expect(again.reason).toMatch(
+      /^the lease is held by mini-2 \(epoch 2, renewed \d+s ago\): nothing starts here$/,
+    );
+    expect(ofType(p.stateDir, "lease_lost")).toHaveLength(1);
+    expect(ofType(p.stateDir, "manager_starting")).toHaveLength(1);
+    const byHand = sheepdog(["claim", "acquire", "--pid", String(process.pid)], { env: p.env });
+    expect(byHand.code).toBe(3);
+    expect(byHand.stderr).toMatch(
+      /the lease is not held by this host \(it is held by mini-2 \(epoch 2\)\)/,
+    );
+  });
+
+  it("a partition: it keeps the lease while the next tick is inside ttl − margin, fences before it, and after healing leaves the newer lease alone", async () => {
+    const p = await leased();
+    await p.tick();
+    const h = await p.claimHolder();
+    const aside = `${p.remote}.away`;
+    renameSync(p.remote, aside); // the remote is gone for this host
+    p.step(1000);
+    const kept = await p.tick();
+    expect(kept.decision).toBe("ok");
+    expect(localLease(p.stateDir)).toMatchObject({
+      held: true,
+      error: expect.stringMatching(/lease: cannot read/),
+    });
+    // 5.5 s after the renewal: the next tick (1 s) would be past ttl − margin (6 s), so now.
+    p.step(4500);
+    const fenced = await p.tick();
+    expect(fenced.decision).toBe("leased_elsewhere");
+    expect(fenced.reason).toMatch(
+      /this host lost the lease: no renewal for [5-7]s: the remote cannot be reached/,
+    );
+    expect(isAlive(h.pid, h.start_time)).toBe(false);
+    expect(ofType(p.stateDir, "lease_lost")[0]).toMatchObject({ cause: "unreachable" });
+    const save = sheepdog(["save", "--pid", String(process.pid)], { env: p.env });
+    expect(JSON.parse(save.stdout).lease).toMatchObject({ held_here: false });
+    // Healed, with another host's takeover there: it is left alone, and nothing starts.
+    renameSync(aside, p.remote);
+    const theirs = p.foreign(2, 0);
+    p.step(1000);
+    const healed = await p.tick();
+    expect(healed).toMatchObject({ decision: "leased_elsewhere", effects: [] });
+    expect(p.onRemote().split(" ")[0]).toBe(theirs);
+    expect(ofType(p.stateDir, "manager_starting")).toHaveLength(1);
+  });
+
+  it("a lease not renewed for ttl + margin is taken over (epoch + 1), paged as a failover, and only then is a manager started", async () => {
+    const p = await leased();
+    p.foreign(5, 10_001);
+    const r = await p.tick();
+    expect(r.decision).toBe("start");
+    const got = ofType(p.stateDir, "lease_acquired");
+    expect(got).toEqual([
+      expect.objectContaining({ how: "taken_over", epoch: 6, from: "mini-2", from_epoch: 5 }),
+    ]);
+    expect(p.onRemote()).toMatch(/"epoch":6/);
+    expect(p.server.delivered.map((m) => m.title)).toContain("catalog moved here from mini-2");
+    expect((await p.claimHolder()).lease_epoch).toBe(6);
+  });
+
+  it("an unreachable remote and no lease ever held: nothing starts, and status --fleet says the remote cannot be read", async () => {
+    const p = await leased({ remote: "nowhere" });
+    const r = await p.tick();
+    expect(r.decision).toBe("leased_elsewhere");
+    expect(r.reason).toMatch(
+      /cannot be reached .* and this host has never held it: nothing starts here/,
+    );
+    expect(ofType(p.stateDir, "manager_starting")).toHaveLength(0);
+    const fleet = await sheepdogAsync(["status", "--fleet", "--json"], { env: p.env });
+    expect(fleet.code).toBe(1);
+    expect(JSON.parse(fleet.stdout).errors).toEqual([
+      expect.objectContaining({ program: "catalog", remote: "nowhere" }),
+    ]);
+  });
+});
