@@ -96,6 +96,34 @@ describe("the lease's compare-and-swap on a real remote", () => {
     });
   });
 
+  it("the fast renewal on its own last sha: renewed when nothing moved; after a takeover its push is refused and it defers", async () => {
+    const { hosts, onRemote } = fleet(2);
+    const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+    const t0 = Date.now();
+    const first = await holdLease(a.at, CFG, a.me, t0);
+    if (!first.held) throw new Error("not held");
+    const last = { sha: first.sha, lease: first.lease, tree: first.tree };
+    const renewed = await holdLease(a.at, CFG, a.me, t0 + MIN, undefined, last);
+    expect(renewed).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
+    expect(renewed.held && renewed.sha).toBe(onRemote());
+    // A tree id this repository lacks (a re-cloned repo) is made anew, not a failure.
+    const again = await holdLease(a.at, CFG, a.me, t0 + 2 * MIN, undefined, {
+      ...(renewed.held ? { sha: renewed.sha, lease: renewed.lease } : last),
+      tree: "1".repeat(40),
+    });
+    expect(again).toMatchObject({ held: true, how: "renewed" });
+    // b takes it over once it is old; a's renewal on what it last wrote is refused, and it reads b's.
+    const taken = await holdLease(b.at, CFG, b.me, t0 + 20 * MIN);
+    expect(taken).toMatchObject({ held: true, how: "taken_over", lease: { epoch: 2 } });
+    const stale = again.held ? { sha: again.sha, lease: again.lease, tree: again.tree } : last;
+    expect(await holdLease(a.at, CFG, a.me, t0 + 20 * MIN, undefined, stale)).toMatchObject({
+      held: false,
+      why: "elsewhere",
+      lease: { machine_id: "machine-1", epoch: 2 },
+    });
+    expect(taken.held && taken.sha).toBe(onRemote());
+  });
+
   it("a ref whose commit is no lease is never taken over", async () => {
     const { hosts } = fleet(1);
     const [a] = hosts as [(typeof hosts)[0]];

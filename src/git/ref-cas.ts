@@ -96,11 +96,19 @@ export async function readRef(at: RefAt): Promise<{ sha: string | null; message:
   }
 }
 
-/** A commit with the empty tree whose message is `message` (no parent: nothing to pull). */
-export async function messageCommit(at: RefAt, message: string): Promise<string> {
-  const tree = (
+/** The empty tree's id in this repository (its hash differs between SHA-1 and SHA-256 repos). */
+export async function emptyTree(at: RefAt): Promise<string> {
+  return (
     await must(git(["mktree"], { cwd: at.repo, input: "" }), `${at.what}: git mktree`)
   ).trim();
+}
+
+/**
+ * A commit with the empty tree whose message is `message` (no parent: nothing to pull). A
+ * caller that kept the tree's id from before passes it, and saves a git call.
+ */
+export async function messageCommit(at: RefAt, message: string, tree?: string): Promise<string> {
+  tree ??= await emptyTree(at);
   const sha = await must(
     git(["commit-tree", "--no-gpg-sign", tree, "-m", message], { cwd: at.repo, env: IDENT }),
     `${at.what}: git commit-tree`,

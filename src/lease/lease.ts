@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import * as z from "zod/mini";
 import type { ProgramConfig } from "../config/schema.js";
-import { casRef, messageCommit, type RefAt, readRef } from "../git/ref-cas.js";
+import { casRef, emptyTree, messageCommit, type RefAt, readRef } from "../git/ref-cas.js";
 import { parseDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
 
@@ -48,6 +48,8 @@ export type LeaseOutcome =
       how: "created" | "renewed" | "taken_over";
       lease: Lease;
       sha: string;
+      /** The empty tree's id it committed on (kept for the next renewal). */
+      tree: string;
       /** The lease it replaced (a takeover's: whose it was), null when it made the first. */
       previous: Lease | null;
     }
@@ -122,9 +124,20 @@ export function planLease(
   return { write: true, how, lease: { ...me, epoch, renewed_at: iso(now), ttl } };
 }
 
+/** What this host wrote at its last renewal: the fast path renews on it without a read. */
+export interface LastHeld {
+  sha: string;
+  lease: Lease;
+  /** The empty tree's id, kept so a renewal makes one commit and one push. */
+  tree: string | null;
+}
+
 /**
  * Holds the lease for `me` if it can (planLease), by compare-and-swap on the sha it saw.
- * Exactly one of several hosts racing wins each change; the others get what it wrote.
+ * Exactly one of several hosts racing wins each change; the others get what it wrote. With
+ * `last` (its own last renewal), it first renews on that sha without reading the remote: the
+ * push lands only if nothing changed the ref since, which is exactly when the lease is still
+ * this host's; refused, it reads the remote and plans from what is there.
  */
 export async function holdLease(
   at: RefAt,
@@ -132,12 +145,40 @@ export async function holdLease(
   me: LeaseHost,
   now = Date.now(),
   seen?: LeaseSeen,
+  last?: LastHeld | null,
 ): Promise<LeaseOutcome> {
+  if (!seen && last && last.lease.machine_id === me.machine_id) {
+    const lease: Lease = {
+      ...last.lease,
+      ...me,
+      renewed_at: iso(now),
+      ttl: parseDuration(cfg.ttl),
+    };
+    const { sha, tree } = await commitOn(at, JSON.stringify(lease), last.tree);
+    if (await casRef(at, sha, last.sha))
+      return { held: true, how: "renewed", lease, sha, tree, previous: last.lease };
+  }
   const was = seen ?? (await readLease(at));
   const plan = planLease(was, cfg, me, now);
   if (!("write" in plan)) return plan;
-  const sha = await messageCommit(at, JSON.stringify(plan.lease));
+  const { sha, tree } = await commitOn(at, JSON.stringify(plan.lease), last?.tree ?? null);
   if (!(await casRef(at, sha, was.sha)))
     return { held: false, why: "lost_race", seen: await readLease(at) };
-  return { held: true, how: plan.how, lease: plan.lease, sha, previous: was.lease };
+  return { held: true, how: plan.how, lease: plan.lease, sha, tree, previous: was.lease };
+}
+
+/** The lease commit, on a kept tree id when there is one (a re-cloned repo lacks it: made anew). */
+async function commitOn(
+  at: RefAt,
+  message: string,
+  kept: string | null,
+): Promise<{ sha: string; tree: string }> {
+  if (kept)
+    try {
+      return { sha: await messageCommit(at, message, kept), tree: kept };
+    } catch {
+      // the tree is not in this repository (any more): make it
+    }
+  const tree = await emptyTree(at);
+  return { sha: await messageCommit(at, message, tree), tree };
 }

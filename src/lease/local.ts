@@ -32,6 +32,9 @@ export interface LocalLease {
   /** ttl − margin (ms): how long a renewal keeps the lease held here. */
   hold_ms: number;
   holder: SeenHolder | null;
+  /** The lease commit this host last wrote, and the tree it was made on (the fast renewal). */
+  sha?: string | null;
+  tree?: string | null;
   /** When the remote was last asked, and what failed then (null: it answered). */
   checked_at: string | null;
   error: string | null;
@@ -52,6 +55,8 @@ const schema = z.object({
   renewed_mono: orElse(z.nullable(monoSchema), null),
   hold_ms: orElse(z.number(), 0),
   holder: orElse(z.nullable(holderSchema), null),
+  sha: orElse(z.nullable(z.string()), null),
+  tree: orElse(z.nullable(z.string()), null),
   checked_at: orElse(z.nullable(z.string()), null),
   error: orElse(z.nullable(z.string()), null),
 });

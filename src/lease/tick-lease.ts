@@ -12,6 +12,7 @@ import { iso } from "../util/time.js";
 import type { LeaseFacts } from "../watchdog/facts.js";
 import {
   holdLease,
+  type LastHeld,
   type LeaseHost,
   type LeaseOutcome,
   leaseAge,
@@ -74,9 +75,16 @@ export async function leaseFacts(
       const plan = planLease(seen, cfg, me, now);
       out =
         "write" in plan
-          ? { held: true, how: plan.how, lease: plan.lease, sha: "", previous: seen.lease }
+          ? {
+              held: true,
+              how: plan.how,
+              lease: plan.lease,
+              sha: "",
+              tree: "",
+              previous: seen.lease,
+            }
           : plan;
-    } else out = await holdLease(at, cfg, me, now);
+    } else out = await holdLease(at, cfg, me, now, undefined, lastHeld(local, cfg.ttl));
   } catch (err) {
     const error = (err as Error).message.split("\n")[0] ?? "the remote failed";
     if (mode === "hold")
@@ -108,6 +116,8 @@ export async function leaseFacts(
       renewed_at: out.lease.renewed_at,
       renewed_mono: monoAt(now),
       holder: seenHolder(out.lease),
+      sha: out.sha,
+      tree: out.tree,
       checked_at: iso(now),
       error: null,
     });
@@ -122,6 +132,22 @@ export async function leaseFacts(
     });
   }
   return { facts, events };
+}
+
+/** This host's last renewal as holdLease's fast path takes it, when it holds the lease. */
+function lastHeld(local: LocalLease | null, ttl: string): LastHeld | null {
+  if (!local?.held || !local.sha || local.epoch === null || !local.holder || !local.renewed_at)
+    return null;
+  return {
+    sha: local.sha,
+    tree: local.tree ?? null,
+    lease: {
+      ...local.holder,
+      epoch: local.epoch,
+      renewed_at: local.renewed_at,
+      ttl: parseDuration(ttl),
+    },
+  };
 }
 
 /** `status`: the lease as this host's last tick left it, aged to now; no git. */
