@@ -31,9 +31,9 @@ function failTick(message: string, opts: { releaseLock: boolean }): void {
   if (failing) exit(); // a second signal while failing: go now
   failing = true;
   process.stderr.write(`sheepdog tick: ${message}\n`);
-  const program = tick.current;
-  if (!program) exit();
-  abandonPasses([program], message, { releaseLocks: opts.releaseLock })
+  const programs = [...tick.inFlight];
+  if (programs.length === 0) exit();
+  abandonPasses(programs, message, { releaseLocks: opts.releaseLock })
     .catch(() => {})
     .finally(exit);
 }
@@ -64,6 +64,12 @@ function handleSignals(): void {
     );
 }
 
+/** How many programs' passes run at once (`SHEEPDOG_TICK_CONCURRENCY`, default 4). */
+function tickConcurrency(): number {
+  const n = Number(process.env.SHEEPDOG_TICK_CONCURRENCY);
+  return Number.isInteger(n) && n > 0 ? n : 4;
+}
+
 function parseEvery(text: string): number {
   if (!isPositiveDuration(text))
     throw new UsageError(`--every ${JSON.stringify(text)}: expected ${DURATION_EXPECTED}`);
@@ -79,39 +85,50 @@ export async function run(argv: string[]): Promise<number> {
   const deadlineMs = Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
   if (!dryRun) handleSignals();
 
-  const reports: tick.ProgramReport[] = [];
+  const reports: (tick.ProgramReport | undefined)[] = [];
   let code: number = EXIT.ok;
-  for (const root of roots) {
-    if (failing) break; // a deadline or signal is ending this run: no further program starts
+  const one = async (root: string, i: number) => {
     const deadline = dryRun ? null : armDeadline(deadlineMs);
     try {
       // a program.json that breaks mid-run is judged on its last valid copy (DESIGN §16)
       const program = openProgramAt(root, { create: !dryRun, lastValid: true });
       if (every !== undefined) program.policy.cadence = every;
-      reports.push(await tick.tickProgram(program, { dryRun }));
+      reports[i] = await tick.tickProgram(program, { dryRun });
     } catch (err) {
       const failed = err instanceof tick.TickFailed;
       // One program with bad config or usage: the plain exit-2 message, nothing else.
       if (!failed && err instanceof SheepdogError && roots.length === 1 && !values.json) throw err;
       code = Math.max(code, err instanceof SheepdogError ? err.exitCode : EXIT.failed);
-      reports.push({
+      reports[i] = {
         program: failed ? err.program.name : root.split("/").pop() || root,
         root,
         decision: failed ? "tick_failed" : "error",
         reason: (err as Error)?.message ?? String(err),
         facts: failed ? err.facts : null,
         actions: [],
-      });
+      };
     } finally {
       if (deadline) clearTimeout(deadline);
     }
-  }
+  };
+  // Programs are independent (each pass holds its own tick.lock, as watch's do), and a pass
+  // mostly waits on git, a launcher or a stop's grace: a few at once, so fifty programs whose
+  // leases each take a push do not take fifty pushes' time.
+  let next = 0;
+  const worker = async () => {
+    // a deadline or signal ending this run: no further program starts
+    while (!failing && next < roots.length) {
+      const i = next++;
+      await one(roots[i] as string, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(tickConcurrency(), roots.length) }, worker));
   if (failing) code = EXIT.failed; // failTick exits the process once it has paged
-  if (values.json) process.stdout.write(jsonReport(iso(startedAt), reports));
-  else if (reports.length > 0)
-    process.stdout.write(`${tickLines(reports, outputWidth(values.wide))}\n`);
+  const done = reports.filter((r): r is tick.ProgramReport => r !== undefined);
+  if (values.json) process.stdout.write(jsonReport(iso(startedAt), done));
+  else if (done.length > 0) process.stdout.write(`${tickLines(done, outputWidth(values.wide))}\n`);
   else process.stdout.write("no programs found\n");
-  for (const r of reports)
+  for (const r of done)
     if ((r.decision === "tick_failed" || r.decision === "error") && !values.json)
       process.stderr.write(`sheepdog tick: ${r.program}: ${r.reason}\n`);
   return code;

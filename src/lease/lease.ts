@@ -158,13 +158,19 @@ export async function holdLease(
     if (await casRef(at, sha, last.sha))
       return { held: true, how: "renewed", lease, sha, tree, previous: last.lease };
   }
-  const was = seen ?? (await readLease(at));
-  const plan = planLease(was, cfg, me, now);
-  if (!("write" in plan)) return plan;
-  const { sha, tree } = await commitOn(at, JSON.stringify(plan.lease), last?.tree ?? null);
-  if (!(await casRef(at, sha, was.sha)))
-    return { held: false, why: "lost_race", seen: await readLease(at) };
-  return { held: true, how: plan.how, lease: plan.lease, sha, tree, previous: was.lease };
+  let was = seen ?? (await readLease(at));
+  for (let attempt = 0; ; attempt++) {
+    const plan = planLease(was, cfg, me, now);
+    if (!("write" in plan)) return plan;
+    const { sha, tree } = await commitOn(at, JSON.stringify(plan.lease), last?.tree ?? null);
+    if (await casRef(at, sha, was.sha))
+      return { held: true, how: plan.how, lease: plan.lease, sha, tree, previous: was.lease };
+    const after = await readLease(at);
+    // Beaten by this machine's own renewal (a second tick process): plan again on it, once.
+    if (attempt > 0 || after.lease?.machine_id !== me.machine_id)
+      return { held: false, why: "lost_race", seen: after };
+    was = after;
+  }
 }
 
 /** The lease commit, on a kept tree id when there is one (a re-cloned repo lacks it: made anew). */

@@ -80,8 +80,8 @@ async function leaseOf(
   return leaseFacts(program, now, mode);
 }
 
-/** Called when the tick's own deadline passes mid-program, so the journal says so. */
-export let current: ProgramContext | null = null;
+/** The programs whose pass runs now: a deadline or a signal journals each of them. */
+export const inFlight = new Set<ProgramContext>();
 
 /**
  * One pass of gather → decide → act for one program (DESIGN §1). A dry run reads only. A
@@ -110,7 +110,7 @@ export async function tickProgram(
     return report(facts, d, wouldDo(d));
   }
 
-  current = program;
+  inFlight.add(program);
   const events: JournalEvent[] = [];
   let facts: Facts | null = null;
   try {
@@ -150,7 +150,7 @@ export async function tickProgram(
   } catch (err) {
     return await failTick(program, err, facts, events, now);
   } finally {
-    current = null;
+    inFlight.delete(program);
   }
 }
 
