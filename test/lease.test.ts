@@ -48,7 +48,7 @@ describe("the lease's compare-and-swap on a real remote", () => {
     expect(seen.lease?.machine_id).toBe(won[0]?.held ? won[0].lease.machine_id : "");
   });
 
-  it("the holder renews (same epoch); a renewal with a stale sha is refused; a fresh lease is left alone", async () => {
+  it("the holder renews (same epoch); a push on a stale sha is refused; a fresh lease is left alone", async () => {
     const { hosts } = fleet(2);
     const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
     const t0 = Date.now();
@@ -57,9 +57,17 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const stale = await readLease(a.at);
     const renewed = await holdLease(a.at, CFG, a.me, t0 + MIN);
     expect(renewed).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
-    // A renewal from what it saw before: the ref has moved since, so the push is refused.
-    const late = await holdLease(a.at, CFG, a.me, t0 + 2 * MIN, stale);
-    expect(late).toMatchObject({ held: false, why: "lost_race" });
+    // Another host's create from a stale view (no lease yet): refused, it gets the holder's.
+    const late = await holdLease(b.at, CFG, b.me, t0 + 2 * MIN, { sha: null, lease: null });
+    expect(late).toMatchObject({
+      held: false,
+      why: "lost_race",
+      seen: { lease: { machine_id: "machine-0" } },
+    });
+    // The holder's own renewal from what it saw before: refused on the stale sha, and since
+    // what moved it was this machine's own renewal (a second tick), renewed on the fresh one.
+    const again = await holdLease(a.at, CFG, a.me, t0 + MIN, stale);
+    expect(again).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
     // Another host within ttl + margin of the last renewal: elsewhere, nothing changes.
     const other = await holdLease(b.at, CFG, b.me, t0 + MIN + 16 * MIN);
     expect(other).toMatchObject({
