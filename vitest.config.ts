@@ -32,6 +32,7 @@ const LONG_FIRST = [
   "systemd-real.test.ts",
   "faults-kill-watchdog.test.ts",
   "claude-manager.test.ts",
+  "lease-hosts.test.ts",
   "faults-kill-manager.test.ts",
   "faults-kill-locks.test.ts",
   "launch-herdr.test.ts",

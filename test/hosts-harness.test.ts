@@ -73,7 +73,9 @@ describe.skipIf(skipWithout("mount namespace", ns.ok ? null : ns.why, NS_INSTALL
       const inB = b.spawnDetached(["sleep", "300"], { env });
       const outside = spawn("sleep", ["300"], { env: { ...process.env, ...env }, stdio: "ignore" });
       try {
-        expect(await waitFor(() => census(marker).length === 5)).toBe(true);
+        // A family counts once (the shell, not its two sleeps): one manager and its children.
+        expect(await waitFor(() => census(marker).length === 3)).toBe(true);
+        expect(census(marker)).toContain(inA.pid);
         a.kill();
         expect(census(marker).sort()).toEqual([inB.pid, outside.pid].sort());
         expect(census(marker)).not.toContain(inA.pid);

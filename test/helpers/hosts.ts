@@ -263,7 +263,7 @@ export function stopAllHosts(): void {
 
 // Plain JavaScript so the sampler thread below runs the very same code as census(). A process
 // counts when its argv or its environment holds the marker (so does every child that inherits
-// that environment) and it is not a zombie. Reads into one buffer, and the state only of a
+// that environment), it is not a zombie, and its parent does not count (a family is one). Reads into one buffer, and the state only of a
 // match: a census of ~80 processes takes ~2 ms, not the ~6 of readFileSync on three files each.
 const CENSUS_JS = `(() => {
   const buf = Buffer.alloc(1 << 21);
@@ -288,10 +288,15 @@ const CENSUS_JS = `(() => {
       if (!read(fs, dir + "cmdline")?.includes(marker) && !read(fs, dir + "environ")?.includes(marker))
         continue;
       const stat = read(fs, dir + "stat")?.toString("latin1");
-      const state = stat?.[stat.lastIndexOf(")") + 2];
-      if (state !== undefined && state !== "Z" && state !== "X") found.push(Number(name));
+      const rest = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const state = rest?.[0];
+      if (state !== undefined && state !== "Z" && state !== "X")
+        found.push({ pid: Number(name), ppid: Number(rest[1]) });
     }
-    return found;
+    // A marked process's own child (between its fork and its exec it still shows the parent's
+    // argv) is that process, not a second one: only the topmost of a family counts.
+    const pids = new Set(found.map((p) => p.pid));
+    return found.filter((p) => !pids.has(p.ppid)).map((p) => p.pid);
   };
 })()`;
 const censusWith = runInThisContext(CENSUS_JS) as (
