@@ -11,6 +11,7 @@
 // 1 if any) and the recovery times per fault kind. Not part of `npm test`.
 //   node bench/soak.mjs [--minutes 10] [--programs 4] [--activity 3] [--seed S] [--tick-every 3]
 //                       [--keep]
+//   node bench/soak.mjs --hosts 2 [--minutes 10] [--seed S]   (two-host mode: the lease)
 //   npm run soak -- --minutes 1
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -45,8 +46,24 @@ const { values: opt } = parseArgs({
     seed: { type: "string" },
     "tick-every": { type: "string", default: "3" },
     keep: { type: "boolean", default: false },
+    hosts: { type: "string" },
   },
 });
+// The two-host mode (issue 21): one program staged on simulated hosts of their own (mount
+// namespaces, root only), their power and network cut at random; it lives with the tests'
+// host harness (test/soak/hosts.soak.ts), so it runs under vitest.
+if (opt.hosts !== undefined) {
+  const r = spawnSync("npx", ["vitest", "run", "--config", "test/soak/vitest.config.ts"], {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      SOAK_HOSTS: opt.hosts,
+      SOAK_MINUTES: opt.minutes,
+      ...(opt.seed ? { SOAK_SEED: opt.seed } : {}),
+    },
+  });
+  process.exit(r.status ?? 1);
+}
 const MINUTES = Number(opt.minutes);
 const SEED = Number(opt.seed) || Date.now() % 2 ** 31;
 const TICK_EVERY_MS = Number(opt["tick-every"]) * 1000;

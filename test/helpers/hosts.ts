@@ -100,12 +100,18 @@ const bindThenExec = (label: string, file: string, hostname: string, command: st
 const hosts = new Set<Host>();
 let exitHook = false;
 
-/** Starts a host whose machine id is written to `dir/machine-id`; returns once the bind is seen. */
-export function startHost(name: string, dir: string): Host {
+/**
+ * Starts a host whose machine id is written to `dir/machine-id`; returns once the bind is seen.
+ * `machineId` brings a host that was killed back as the same machine (a reboot); default new.
+ */
+export function startHost(
+  name: string,
+  dir: string,
+  machineId = randomBytes(16).toString("hex"),
+): Host {
   const avail = namespacesAvailable();
   if (!avail.ok) throw new Error(`cannot simulate hosts: ${avail.why}`);
   fs.mkdirSync(dir, { recursive: true });
-  const machineId = randomBytes(16).toString("hex");
   const idFile = join(dir, "machine-id");
   fs.rmSync(idFile, { force: true });
   fs.writeFileSync(idFile, `${machineId}\n`, { mode: 0o444 });
