@@ -22,6 +22,8 @@ export type Ending =
   /** Stopped by the watchdog as wedged (`restart_wedged`: a tool call past its own limit). */
   | "wedged_stopped"
   | "stopped_for_pause"
+  /** Stopped by its own host's watchdog: the program's lease was lost (DESIGN §15, a fence). */
+  | "lease_lost"
   | "stopped"
   | "released"
   | "never_claimed"
@@ -154,6 +156,8 @@ export function endingLabel(bar: Pick<ManagerBar, "ending" | "hand_over_tokens">
       return "wedged-stopped";
     case "stopped_for_pause":
       return "stopped for the pause";
+    case "lease_lost":
+      return "stopped: lease lost";
     case "never_claimed":
       return "never claimed";
     case "start_failed":
@@ -378,6 +382,7 @@ const STOPPED_AS: Record<string, Ending> = {
   restart_stuck: "stuck_stopped",
   restart_idle: "idle_stopped",
   restart_wedged: "wedged_stopped",
+  leased_elsewhere: "lease_lost",
 };
 
 function stoppedEnding(e: JournalEvent): Ending {

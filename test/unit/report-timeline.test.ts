@@ -442,6 +442,15 @@ describe("buildTimeline: idle spells and nudges (rule 9a)", () => {
     }
   });
 
+  it("a manager fenced by its host (the lease lost, DESIGN §15) ends as such, not as a generic stop or a crash", () => {
+    const t = timeline([...life, stopped(480, "leased_elsewhere")]);
+    expect(t.managers[0]).toMatchObject({
+      ending: "lease_lost",
+      ending_label: "stopped: lease lost",
+    });
+    expect(nightNumbers(t).replacements).toEqual([]);
+  });
+
   it("nudges counted: sent, woke, not typed; a spell outside the window is left out", () => {
     const events = [
       ...life,
