@@ -85,6 +85,12 @@ async function leased(lease: Record<string, unknown> = {}) {
   return { ...p, env, server, remote, ledger, step, onRemote, foreign, tick, claimHolder };
 }
 
+/** doctor's lease check (it reads lease.json: no git). */
+const doctorLease = (env: NodeJS.ProcessEnv) =>
+  (JSON.parse(sheepdog(["doctor", "--json"], { env }).stdout).checks as { check: string }[]).find(
+    (c) => c.check === "lease",
+  );
+
 const localLease = (stateDir: string) =>
   JSON.parse(readFileSync(join(stateDir, "lease.json"), "utf8"));
 
@@ -124,6 +130,10 @@ describe("the lease through real ticks (one host)", () => {
     expect((await sheepdogAsync(["status"], { env: p.env })).stdout).toMatch(
       /LEASE[\s\S]*held here \(epoch 1\)/,
     );
+    expect(doctorLease(p.env)).toMatchObject({
+      status: "ok",
+      detail: expect.stringMatching(/^held here \(epoch 1\), asked \d+s ago$/),
+    });
   });
 
   it("another machine's newer epoch: its manager is fenced at once, lease_lost paged, wait wakes, nothing starts, a claim by hand is refused", async () => {
@@ -204,6 +214,10 @@ describe("the lease through real ticks (one host)", () => {
     expect(ofType(p.stateDir, "lease_lost")[0]).toMatchObject({ cause: "unreachable" });
     const save = sheepdog(["save", "--pid", String(process.pid)], { env: p.env });
     expect(JSON.parse(save.stdout).lease).toMatchObject({ held_here: false });
+    expect(doctorLease(p.env)).toMatchObject({
+      status: "warn",
+      detail: expect.stringMatching(/remote cannot be reached .*: this host cannot take over/),
+    });
     // Healed, with another host's takeover there: it is left alone, and nothing starts.
     renameSync(aside, p.remote);
     const theirs = p.foreign(2, 0);

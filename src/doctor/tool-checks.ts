@@ -21,7 +21,7 @@ function neededTools(program: Program): string[] {
   const m = program.config.manager;
   // every manager runs `sheepdog claim` and `sheepdog save` by name (DESIGN §16)
   const tools: string[] = ["sheepdog"];
-  if (program.config.ledger || program.config.merge_lock) tools.push("git");
+  if (program.config.ledger || program.config.merge_lock || program.config.lease) tools.push("git");
   if (m.launcher === "herdr") {
     tools.push("herdr");
     if ((m.herdr?.kind ?? "claude") === "claude") tools.push("claude");
