@@ -157,7 +157,7 @@ describe("the lease through real ticks (one host)", () => {
     expect(r.reason).toMatch(
       /this host lost the lease: taken over by mini-2 \(epoch 2\); its manager pid \d+ is stopped/,
     );
-    expect(r.effects).toEqual(["keep_evidence", "stop:holder", "break_claim", "lease_lost"]);
+    expect(r.effects).toEqual(["lease_lost", "keep_evidence", "stop:holder", "break_claim"]);
     expect(isAlive(h.pid, h.start_time)).toBe(false);
     const stopped = ofType(p.stateDir, "manager_stopped")[0];
     expect(stopped).toMatchObject({

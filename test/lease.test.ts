@@ -2,6 +2,7 @@
 // against a real bare repository, with hosts racing from clones of their own. Only the first
 // of several concurrent changes lands; a stale expected sha is refused; a takeover waits for
 // ttl + margin and raises the epoch; a commit that is no lease is never taken over.
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RefAt } from "../src/git/ref-cas.js";
@@ -25,7 +26,7 @@ function fleet(n: number) {
     return { at, me };
   });
   const onRemote = () => gitOut(remote, ["for-each-ref", "--format=%(objectname)", REF], env);
-  return { hosts, onRemote };
+  return { hosts, onRemote, remote, env };
 }
 
 describe("the lease's compare-and-swap on a real remote", () => {
@@ -130,6 +131,73 @@ describe("the lease's compare-and-swap on a real remote", () => {
       lease: { machine_id: "machine-1", epoch: 2 },
     });
     expect(taken.held && taken.sha).toBe(onRemote());
+  });
+
+  it("the holder's ttl counts when it is longer than the reader's (a config being changed)", async () => {
+    const { hosts } = fleet(2);
+    const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+    const t0 = Date.now();
+    expect(await holdLease(a.at, { ttl: "60m", margin: "2m" }, a.me, t0)).toMatchObject({
+      held: true,
+    });
+    // b's own ttl (15m) + margin has passed, the holder's 60m has not: b waits.
+    expect(await holdLease(b.at, CFG, b.me, t0 + 20 * MIN)).toMatchObject({
+      held: false,
+      why: "elsewhere",
+    });
+    expect(await holdLease(b.at, CFG, b.me, t0 + 63 * MIN)).toMatchObject({
+      held: true,
+      how: "taken_over",
+    });
+  });
+
+  it("a machine cloned from one image (the same machine id, another state folder) is not mistaken for the holder", async () => {
+    const { hosts } = fleet(2);
+    const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+    const t0 = Date.now();
+    const meA = { ...a.me, instance: "aaaa" };
+    const clone = { ...a.me, hostname: "clone", instance: "bbbb" };
+    expect(await holdLease(a.at, CFG, meA, t0)).toMatchObject({
+      held: true,
+      lease: { instance: "aaaa" },
+    });
+    expect(await holdLease(b.at, CFG, clone, t0 + MIN)).toMatchObject({
+      held: false,
+      why: "elsewhere",
+    });
+    expect(await holdLease(a.at, CFG, meA, t0 + MIN)).toMatchObject({ held: true, how: "renewed" });
+  });
+
+  it("a push the remote refuses while the ref stays put (a hook) is a failing remote, never a lost race", async () => {
+    const { hosts, remote } = fleet(1);
+    const [a] = hosts as [(typeof hosts)[0]];
+    const t0 = Date.now();
+    expect(await holdLease(a.at, CFG, a.me, t0)).toMatchObject({ held: true });
+    const hook = join(remote, "hooks", "pre-receive");
+    writeFileSync(hook, "#!/bin/sh\necho 'protected ref' >&2\nexit 1\n", { mode: 0o755 });
+    await expect(holdLease(a.at, CFG, a.me, t0 + MIN)).rejects.toThrow(
+      /refused the push to refs\/sheepdog\/lease\/catalog though the ref had not moved/,
+    );
+  });
+
+  it("a lease whose renewed_at does not parse has no age: unreadable, never taken over", async () => {
+    const { hosts, env } = fleet(1);
+    const [a] = hosts as [(typeof hosts)[0]];
+    const msg = JSON.stringify({
+      machine_id: "x",
+      hostname: "x",
+      epoch: 1,
+      renewed_at: "soon",
+      ttl: 1,
+    });
+    const tree = gitOut(a.at.repo, ["mktree"], env);
+    const sha = gitOut(a.at.repo, ["commit-tree", tree, "-m", msg], env);
+    gitOut(a.at.repo, ["push", "-q", "origin", `${sha}:${REF}`], env);
+    expect(await holdLease(a.at, CFG, a.me, Date.now())).toEqual({
+      held: false,
+      why: "unreadable",
+      sha,
+    });
   });
 
   it("a ref whose commit is no lease is never taken over", async () => {

@@ -14,6 +14,8 @@ export interface RefAt {
   ref: string;
   /** What the ref is, for error messages ("merge lock", "lease"). */
   what: string;
+  /** Each git call's deadline (default gitTimeoutMs()): a lease's must fit inside its margin. */
+  timeoutMs?: number;
 }
 
 // The commits are made by sheepdog, not by a person: a fixed identity also means a machine with
@@ -35,7 +37,7 @@ export async function must(r: Promise<GitResult>, what: string): Promise<string>
 export async function refSha(at: RefAt): Promise<string | null> {
   if (at.remote) {
     const out = await must(
-      git(["ls-remote", at.remote, at.ref], { cwd: at.repo }),
+      git(["ls-remote", at.remote, at.ref], { cwd: at.repo, timeoutMs: at.timeoutMs }),
       `${at.what}: cannot read ${at.ref} on ${at.remote}`,
     );
     for (const line of out.split("\n")) {
@@ -44,10 +46,16 @@ export async function refSha(at: RefAt): Promise<string | null> {
     }
     return null;
   }
-  const r = await git(["rev-parse", "-q", "--verify", `${at.ref}^{commit}`], { cwd: at.repo });
+  const r = await git(["rev-parse", "-q", "--verify", `${at.ref}^{commit}`], {
+    cwd: at.repo,
+    timeoutMs: at.timeoutMs,
+  });
   if (r.code === 0) return r.stdout.trim();
   // Exit 1 with no message: no such ref. Anything else (not a repository…) is a failure.
-  await must(git(["rev-parse", "--git-dir"], { cwd: at.repo }), `${at.what}: ${at.repo}`);
+  await must(
+    git(["rev-parse", "--git-dir"], { cwd: at.repo, timeoutMs: at.timeoutMs }),
+    `${at.what}: ${at.repo}`,
+  );
   if (r.code === 1) return null;
   throw new RuntimeFailure(gitFailure(r, `${at.what}: cannot read ${at.ref}`));
 }
@@ -59,11 +67,15 @@ async function localMessage(repo: string, sha: string): Promise<string | null> {
   return at < 0 ? "" : r.stdout.slice(at + 2);
 }
 
-/** The message of the commit `sha` the ref pointed at; fetched by ref name when not here. */
+/**
+ * The message of the commit `sha` the ref pointed at; fetched by ref name when not here. Null:
+ * the fetch brought another commit (the ref moved meanwhile). A fetch that fails throws: a
+ * remote that cannot be read is not a commit that is no lock or lease.
+ */
 export async function refMessage(at: RefAt, sha: string): Promise<string | null> {
   const local = await localMessage(at.repo, sha);
   if (local !== null || !at.remote) return local;
-  await git(
+  const fetched = await git(
     [
       "-c",
       "gc.auto=0",
@@ -77,8 +89,16 @@ export async function refMessage(at: RefAt, sha: string): Promise<string | null>
       at.remote,
       at.ref,
     ],
-    { cwd: at.repo },
+    { cwd: at.repo, timeoutMs: at.timeoutMs },
   );
+  if (fetched.code !== 0) {
+    // Moved or gone since it was listed (a lock released): the caller reads it again. Still
+    // there, and no fetch of it: the remote is failing.
+    if ((await refSha(at)) !== sha) return null;
+    throw new RuntimeFailure(
+      gitFailure(fetched, `${at.what}: cannot fetch ${at.ref} from ${at.remote}`),
+    );
+  }
   return localMessage(at.repo, sha);
 }
 
@@ -99,7 +119,10 @@ export async function readRef(at: RefAt): Promise<{ sha: string | null; message:
 /** The empty tree's id in this repository (its hash differs between SHA-1 and SHA-256 repos). */
 export async function emptyTree(at: RefAt): Promise<string> {
   return (
-    await must(git(["mktree"], { cwd: at.repo, input: "" }), `${at.what}: git mktree`)
+    await must(
+      git(["mktree"], { cwd: at.repo, input: "", timeoutMs: at.timeoutMs }),
+      `${at.what}: git mktree`,
+    )
   ).trim();
 }
 
@@ -110,7 +133,11 @@ export async function emptyTree(at: RefAt): Promise<string> {
 export async function messageCommit(at: RefAt, message: string, tree?: string): Promise<string> {
   tree ??= await emptyTree(at);
   const sha = await must(
-    git(["commit-tree", "--no-gpg-sign", tree, "-m", message], { cwd: at.repo, env: IDENT }),
+    git(["commit-tree", "--no-gpg-sign", tree, "-m", message], {
+      cwd: at.repo,
+      env: IDENT,
+      timeoutMs: at.timeoutMs,
+    }),
     `${at.what}: git commit-tree`,
   );
   return sha.trim();
@@ -136,10 +163,11 @@ export async function casRef(at: RefAt, sha: string, expected: string | null): P
           at.remote,
           `${sha}:${at.ref}`,
         ],
-        { cwd: at.repo },
+        { cwd: at.repo, timeoutMs: at.timeoutMs },
       )
     : await git(["update-ref", "-m", `sheepdog ${at.what}`, at.ref, sha, expected ?? ""], {
         cwd: at.repo,
+        timeoutMs: at.timeoutMs,
       });
   if (r.code === 0) return true;
   if (at.remote ? rejected(r) : /exists|expected|lock/i.test(r.stderr)) return false;
@@ -156,10 +184,11 @@ export async function casDelete(at: RefAt, sha: string): Promise<boolean> {
   const r = at.remote
     ? await git(
         ["push", "--porcelain", `--force-with-lease=${at.ref}:${sha}`, at.remote, `:${at.ref}`],
-        { cwd: at.repo },
+        { cwd: at.repo, timeoutMs: at.timeoutMs },
       )
     : await git(["update-ref", "-m", `sheepdog ${at.what} release`, "-d", at.ref, sha], {
         cwd: at.repo,
+        timeoutMs: at.timeoutMs,
       });
   if (r.code === 0) return true;
   if (rejected(r) || (!at.remote && /expected|lock|exist/i.test(r.stderr))) return false;

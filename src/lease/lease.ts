@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import * as z from "zod/mini";
 import type { ProgramConfig } from "../config/schema.js";
+import { RuntimeFailure } from "../errors.js";
 import { casRef, emptyTree, messageCommit, type RefAt, readRef } from "../git/ref-cas.js";
 import { parseDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
@@ -16,6 +17,8 @@ export interface Lease {
   renewed_at: string;
   /** The holder's ttl (ms) when it wrote the lease. */
   ttl: number;
+  /** The holder's state folder, at random once (lease.json): tells apart cloned machines. */
+  instance?: string;
 }
 
 const leaseSchema = z.object({
@@ -24,6 +27,7 @@ const leaseSchema = z.object({
   epoch: z.number().check(z.int(), z.positive()),
   renewed_at: z.string(),
   ttl: z.number().check(z.positive()),
+  instance: z.optional(z.string()),
 });
 
 export type LeaseConfig = NonNullable<ProgramConfig["lease"]>;
@@ -32,6 +36,7 @@ export type LeaseConfig = NonNullable<ProgramConfig["lease"]>;
 export interface LeaseHost {
   machine_id: string;
   hostname: string;
+  instance?: string;
 }
 
 export interface LeaseSeen {
@@ -76,7 +81,8 @@ export function parseLease(message: string | null): Lease | null {
   if (message === null) return null;
   try {
     const parsed = leaseSchema.safeParse(JSON.parse(message.trim()));
-    return parsed.success ? parsed.data : null;
+    // A time that does not parse has no age: such a lease is never taken over.
+    return parsed.success && !Number.isNaN(Date.parse(parsed.data.renewed_at)) ? parsed.data : null;
   } catch {
     return null;
   }
@@ -104,6 +110,17 @@ export type LeasePlan =
  * this machine's own, take over one not renewed for ttl + margin (epoch + 1); leave another
  * machine's fresh lease, and any commit that is no lease, alone.
  */
+/**
+ * Whether a lease is this host's: its machine, and its state folder's instance when the lease
+ * names one (machines cloned from one image share a machine id; their instances differ).
+ */
+export function isMine(lease: Lease | null, me: LeaseHost): boolean {
+  if (!lease || lease.machine_id !== me.machine_id) return false;
+  return (
+    lease.instance === undefined || me.instance === undefined || lease.instance === me.instance
+  );
+}
+
 export function planLease(
   was: LeaseSeen,
   cfg: Pick<LeaseConfig, "ttl" | "margin">,
@@ -114,10 +131,13 @@ export function planLease(
   const margin = parseDuration(cfg.margin);
   if (was.sha !== null && was.lease === null)
     return { held: false, why: "unreadable", sha: was.sha };
-  const mine = was.lease?.machine_id === me.machine_id;
+  const mine = isMine(was.lease, me);
   if (was.lease && !mine) {
     const age = leaseAge(was.lease, now);
-    if (age < ttl + margin) return { held: false, why: "elsewhere", lease: was.lease, age_ms: age };
+    // The holder fences by its own ttl: a host whose ttl is shorter (a config being changed)
+    // must still wait for the holder's.
+    if (age < Math.max(ttl, was.lease.ttl) + margin)
+      return { held: false, why: "elsewhere", lease: was.lease, age_ms: age };
   }
   const epoch = !was.lease ? 1 : mine ? was.lease.epoch : was.lease.epoch + 1;
   const how = !was.sha ? "created" : mine ? "renewed" : "taken_over";
@@ -147,7 +167,7 @@ export async function holdLease(
   seen?: LeaseSeen,
   last?: LastHeld | null,
 ): Promise<LeaseOutcome> {
-  if (!seen && last && last.lease.machine_id === me.machine_id) {
+  if (!seen && last && isMine(last.lease, me)) {
     const lease: Lease = {
       ...last.lease,
       ...me,
@@ -166,8 +186,14 @@ export async function holdLease(
     if (await casRef(at, sha, was.sha))
       return { held: true, how: plan.how, lease: plan.lease, sha, tree, previous: was.lease };
     const after = await readLease(at);
-    // Beaten by this machine's own renewal (a second tick process): plan again on it, once.
-    if (attempt > 0 || after.lease?.machine_id !== me.machine_id)
+    // Refused, yet the ref has not moved: the remote said no (a hook, a protected ref, a lock
+    // it could not take), which is a failing remote, not another host's lease.
+    if (after.sha === was.sha)
+      throw new RuntimeFailure(
+        `${at.what}: ${at.remote} refused the push to ${at.ref} though the ref had not moved (a hook or a protected ref?)`,
+      );
+    // Beaten by this host's own renewal (a second tick of one state folder): plan again, once.
+    if (attempt > 0 || !isMine(after.lease, me))
       return { held: false, why: "lost_race", seen: after };
     was = after;
   }

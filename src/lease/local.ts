@@ -35,6 +35,8 @@ export interface LocalLease {
   /** The lease commit this host last wrote, and the tree it was made on (the fast renewal). */
   sha?: string | null;
   tree?: string | null;
+  /** This state folder's id in the leases it writes, at random once (cloned machines differ). */
+  instance?: string | null;
   /** When the remote was last asked, and what failed then (null: it answered). */
   checked_at: string | null;
   error: string | null;
@@ -57,6 +59,7 @@ const schema = z.object({
   holder: orElse(z.nullable(holderSchema), null),
   sha: orElse(z.nullable(z.string()), null),
   tree: orElse(z.nullable(z.string()), null),
+  instance: orElse(z.nullable(z.string()), null),
   checked_at: orElse(z.nullable(z.string()), null),
   error: orElse(z.nullable(z.string()), null),
 });

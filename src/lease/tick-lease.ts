@@ -2,8 +2,10 @@
 // or take it over by compare-and-swap, and say what it found as facts for decide (the fence and
 // `leased_elsewhere` are decide's). Only a tick holding tick.lock writes; a dry run asks the
 // remote and writes nothing; `status` reads only this host's lease.json (no git).
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { ProgramContext } from "../config/context.js";
+import { gitTimeoutMs } from "../git/run.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { machineId } from "../process/identity.js";
 import { formatDuration, parseDuration } from "../util/duration.js";
@@ -57,9 +59,12 @@ export async function leaseFacts(
 ): Promise<{ facts: LeaseFacts; events: JournalEvent[] } | null> {
   const cfg = program.config.lease;
   if (!cfg) return null;
-  const at = leaseRef(cfg, program.root, program.name);
+  const marginMs = parseDuration(cfg.margin);
+  // Each git call within an eighth of the margin: the step must end well inside it.
+  const timeoutMs = Math.min(gitTimeoutMs(), Math.max(2000, Math.floor(marginMs / 8)));
+  const at = { ...leaseRef(cfg, program.root, program.name), timeoutMs };
   const local = readLocalLease(program.stateDir);
-  const holdMs = parseDuration(cfg.ttl) - parseDuration(cfg.margin);
+  const holdMs = parseDuration(cfg.ttl) - marginMs;
   const base = {
     ref: at.ref,
     since_renewal_ms: sinceRenewal(local, now),
@@ -67,7 +72,14 @@ export async function leaseFacts(
     was_held: !!local?.held,
   };
   if (mode === "local") return local ? { facts: localFacts(local, base, now), events: [] } : null;
-  const me: LeaseHost = { machine_id: machineId(), hostname: hostname() };
+  const instance = local?.instance ?? randomBytes(8).toString("hex");
+  const me: LeaseHost = { machine_id: machineId(), hostname: hostname(), instance };
+  const began = Date.now();
+  // A slow remote takes time: the fence is judged on the time since the renewal after the ask.
+  const after = () => ({
+    ...base,
+    since_renewal_ms: sinceRenewal(local, now + (Date.now() - began)),
+  });
   let out: LeaseOutcome;
   try {
     if (mode === "read") {
@@ -90,12 +102,13 @@ export async function leaseFacts(
     if (mode === "hold")
       writeLocalLease(program.stateDir, {
         ...localOr(local, at.ref, holdMs),
+        instance,
         checked_at: iso(now),
         error,
       });
     return {
       facts: {
-        ...base,
+        ...after(),
         state: "unreachable",
         epoch: local?.held ? local.epoch : null,
         holder: holderFacts(local?.holder ?? null, now),
@@ -104,10 +117,10 @@ export async function leaseFacts(
       events: [],
     };
   }
-  const facts = outcomeFacts(out, base, now);
+  const facts = outcomeFacts(out, after(), now);
   if (mode === "read") return { facts, events: [] };
   const events: JournalEvent[] = [];
-  const was = localOr(local, at.ref, holdMs);
+  const was = { ...localOr(local, at.ref, holdMs), instance };
   if (out.held) {
     writeLocalLease(program.stateDir, {
       ...was,
@@ -121,11 +134,18 @@ export async function leaseFacts(
       checked_at: iso(now),
       error: null,
     });
-    if (out.how !== "renewed") events.push(journalAcquired(program, at.ref, out, now));
+    // A renewal of a lease this host did not know it held (a push that landed while its
+    // client saw an error, lease.json lost) is journaled as the lease coming back.
+    const resumed = out.how === "renewed" && !(local?.held && local.epoch === out.lease.epoch);
+    if (out.how !== "renewed" || resumed) events.push(journalAcquired(program, at.ref, out, now));
   } else {
+    // Not held: save, claim and wait say so at once, whatever happens to the rest of this tick
+    // (the fence itself is decide's, from was_held).
     const seen = facts.holder;
     writeLocalLease(program.stateDir, {
       ...was,
+      held: false,
+      epoch: null,
       holder: seen ? seenHolder(seen) : was.holder,
       checked_at: iso(now),
       error: null,
@@ -174,7 +194,6 @@ function localFacts(
 
 function localOr(local: LocalLease | null, ref: string, holdMs: number): LocalLease {
   return {
-    ref,
     held: false,
     epoch: null,
     renewed_at: null,
@@ -183,6 +202,7 @@ function localOr(local: LocalLease | null, ref: string, holdMs: number): LocalLe
     checked_at: null,
     error: null,
     ...local,
+    ref,
     hold_ms: holdMs,
   };
 }

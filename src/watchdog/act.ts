@@ -343,9 +343,12 @@ function savedSinceGather(run: Run, pid: number): boolean {
 
 /** Rule 13: what a start that never claimed left running, and its pane. */
 async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
-  // It may have claimed since the tick looked: then it is the manager, not a leftover.
+  // It may have claimed since the tick looked: then it is the manager, not a leftover; unless
+  // this host has lost the lease, when a manager that claimed meanwhile must stop all the same.
   const claim = readClaim(run.program.stateDir);
+  const fencing = run.decision.decision === "leased_elsewhere";
   if (
+    !fencing &&
     claim.held &&
     claim.holder &&
     claim.holder.pid === start.pid &&
@@ -355,7 +358,7 @@ async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
     run.actions.push(`not stopped: pid ${start.pid} claimed since the tick looked`);
     return;
   }
-  if (start.intent) {
+  if (start.intent && !fencing) {
     // Its manager has no recorded pid: a claim since its launch began is its own.
     const began = Date.parse(start.launch_began ?? start.at);
     if (claim.held && claim.holder && Date.parse(claim.holder.claimed_at) >= began) {

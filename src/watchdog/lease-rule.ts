@@ -84,16 +84,17 @@ export function leaseRule(facts: Facts, policy: DecidePolicy): Matched | null {
   } else if (
     facts.history.last_start &&
     !facts.history.claimed_since_last_start &&
-    facts.last_start_process !== "dead" &&
-    !facts.history.last_start.cut_short
+    facts.last_start_process === "alive"
   ) {
-    // A start on its way would claim a program this host no longer holds.
+    // A start on its way (its process known alive) would claim a program not held here.
     effects.push({ kind: "stop", who: "leftover", start: facts.history.last_start });
     stopped = "; the start on its way is stopped";
   }
   const losing = lease.was_held || effects.length > 0;
+  // lease_lost first: lease.json says "not held" before anything is stopped, so a manager that
+  // claims meanwhile is refused (claim acquire reads it), and save and wait tell it to stop.
   if (losing)
-    effects.push({
+    effects.unshift({
       kind: "lease_lost",
       reason: lost,
       cause: lease.state,

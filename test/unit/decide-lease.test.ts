@@ -46,7 +46,8 @@ const live = [
   ev(30, "claimed", { pid: 4242, start_time: ST }),
 ];
 const beat = { at: ago(2), pid: 4242, start_time: ST, context_tokens: 1000 };
-const FENCE = ["keep_evidence", "stop:holder", "break_claim", "lease_lost"];
+// lease_lost first: lease.json says "not held" before the stop, so a claim meanwhile is refused.
+const FENCE = ["lease_lost", "keep_evidence", "stop:holder", "break_claim"];
 
 interface Row {
   name: string;
@@ -183,7 +184,16 @@ const rows: Row[] = [
       }),
     ],
     decision: "leased_elsewhere",
-    effects: ["stop:leftover", "lease_lost"],
+    effects: ["lease_lost", "stop:leftover"],
+  },
+  {
+    name: "a start whose process is not known to run (a pane, no pid) on a standby: left, not stopped and paged every tick",
+    lease: lease({ state: "elsewhere", epoch: null, holder: other, was_held: false }),
+    events: [
+      ev(1, "manager_started", { reason: "r", planned: false, launcher: "tmux", pane: "%3" }),
+    ],
+    decision: "leased_elsewhere",
+    effects: [],
   },
   {
     name: "rule 0 still comes first",
@@ -225,7 +235,7 @@ describe("the lease row (DESIGN §15)", () => {
         machine_id: "m1",
       }),
     );
-    expect(d.effects.at(-1)).toEqual({
+    expect(d.effects[0]).toEqual({
       kind: "lease_lost",
       reason: "taken over by mini-2 (epoch 4)",
       cause: "elsewhere",
