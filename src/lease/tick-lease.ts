@@ -72,6 +72,22 @@ export async function leaseFacts(
     was_held: !!local?.held,
   };
   if (mode === "local") return local ? { facts: localFacts(local, base, now), events: [] } : null;
+  // Renewed within half a cadence (a watch pass woken by a save, a tick run by hand): no other
+  // host can have taken it over since, and the pass at the next interval renews it.
+  const since = base.since_renewal_ms;
+  if (
+    mode === "hold" &&
+    local?.held &&
+    !local.error &&
+    local.epoch !== null &&
+    since !== null &&
+    since >= 0 &&
+    since < program.policy.cadence / 2
+  )
+    return {
+      facts: { ...base, state: "held", epoch: local.epoch, holder: holderFacts(local.holder, now) },
+      events: [],
+    };
   const instance = local?.instance ?? randomBytes(8).toString("hex");
   const me: LeaseHost = { machine_id: machineId(), hostname: hostname(), instance };
   const began = Date.now();
