@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLI, sheepdog, sheepdogAsync } from "./helpers/cli.js";
 import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
 import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
+import { startWatch } from "./helpers/watch.js";
 import {
   holder,
   isAlive,
@@ -246,6 +247,27 @@ describe("the lease through real ticks (one host)", () => {
     expect(p.onRemote()).toMatch(/"epoch":6/);
     expect(p.server.delivered.map((m) => m.title)).toContain("catalog moved here from mini-2");
     expect((await p.claimHolder()).lease_epoch).toBe(6);
+  });
+
+  it("watch holds the lease too: it makes it, renews it each interval, and fences the moment another machine's newer epoch shows", async () => {
+    const p = await leased();
+    const w = startWatch(p.env, ["--json"], cleanups as (() => void)[]);
+    cleanups.push(async () => {
+      await w.stop();
+    });
+    const h = await p.claimHolder();
+    expect(h.lease_epoch).toBe(1);
+    const first = p.onRemote();
+    await waitFor("a renewal by the watcher", () => p.onRemote() !== first, 20_000);
+    expect(p.onRemote()).toMatch(/"epoch":1/);
+    p.foreign(2, 0);
+    await waitFor("the watcher's fence", () => ofType(p.stateDir, "lease_lost").length > 0, 20_000);
+    await waitFor("the manager to stop", () => !isAlive(h.pid, h.start_time), 20_000);
+    expect(ofType(p.stateDir, "lease_lost")[0]).toMatchObject({
+      cause: "elsewhere",
+      holder: "mini-2",
+    });
+    expect(ofType(p.stateDir, "manager_starting")).toHaveLength(1);
   });
 
   it("an unreachable remote and no lease ever held: nothing starts, and status --fleet says the remote cannot be read", async () => {
