@@ -249,6 +249,31 @@ describe("the lease through real ticks (one host)", () => {
     expect((await p.claimHolder()).lease_epoch).toBe(6);
   });
 
+  it("with no watchdog renewing, the manager is told at ttl − margin: wait wakes with lease_lost, save answers held_here false", async () => {
+    const p = await leased();
+    await p.tick();
+    const h = await p.claimHolder();
+    // No more ticks: this host's watchdog has stopped. The hold is ttl − margin = 6 s.
+    const waited = await sheepdogAsync(["wait", "--every", "1h", "--pid", String(h.pid)], {
+      env: p.env,
+    });
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(JSON.parse(waited.stdout)).toMatchObject({
+      event: "lease_lost",
+      reason: expect.stringMatching(
+        /^this host does not hold the program's lease .*: save and stop$/,
+      ),
+    });
+    const renewed = Date.parse(localLease(p.stateDir).renewed_at);
+    expect(Date.now() - renewed).toBeGreaterThanOrEqual(6000);
+    const save = sheepdog(["save", "--pid", String(h.pid)], { env: p.env });
+    const answer = JSON.parse(save.stdout);
+    expect(answer.lease).toEqual({ held_here: false, epoch: 1, host: hostname() });
+    expect(answer.notices).toContainEqual(
+      expect.stringMatching(/does not hold the program's lease.*save and stop/),
+    );
+  });
+
   it("watch holds the lease too: it makes it, renews it each interval, and fences the moment another machine's newer epoch shows", async () => {
     const p = await leased();
     const w = startWatch(p.env, ["--json"], cleanups as (() => void)[]);
