@@ -159,6 +159,19 @@ describe("the lease through real ticks (one host)", () => {
       waiter.kill("SIGKILL");
     });
     p.foreign(2, 0);
+    // A dry run asks the remote and says what a tick would do, and changes nothing.
+    const onRemote = p.onRemote();
+    const dry = await tickAsync(p.env, ["--dry-run"]);
+    expect(dry.report).toMatchObject({ decision: "leased_elsewhere" });
+    expect(dry.report.actions).toEqual([
+      "would journal lease_lost",
+      "would keep evidence",
+      `would stop the holder pid ${h.pid}`,
+      "would break the claim",
+    ]);
+    expect(isAlive(h.pid, h.start_time)).toBe(true);
+    expect(p.onRemote()).toBe(onRemote);
+    expect(localLease(p.stateDir)).toMatchObject({ held: true });
     const r = await p.tick();
     expect(r.decision).toBe("leased_elsewhere");
     expect(r.reason).toMatch(
