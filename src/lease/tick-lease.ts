@@ -82,7 +82,9 @@ export async function leaseFacts(
     local.epoch !== null &&
     since !== null &&
     since >= 0 &&
-    since < program.policy.cadence / 2
+    local.ref === at.ref &&
+    since < skipWithin(program) &&
+    since + program.policy.cadence < holdMs
   )
     return {
       facts: { ...base, state: "held", epoch: local.epoch, holder: holderFacts(local.holder, now) },
@@ -90,6 +92,18 @@ export async function leaseFacts(
     };
   const instance = local?.instance ?? randomBytes(8).toString("hex");
   const me: LeaseHost = { machine_id: machineId(), hostname: hostname(), instance };
+  // The instance is kept before anything is pushed: a tick killed after its push must find its
+  // own lease as its own.
+  if (mode === "hold" && !local?.instance)
+    keep(program, { ...localOr(local, at.ref, holdMs), instance });
+  // This state folder's own lease commits: the last it wrote, and one pushed but never seen land.
+  const known = [local?.sha, local?.pending].filter((x): x is string => !!x);
+  const pushing = (sha: string) =>
+    keep(program, {
+      ...localOr(readLocalLease(program.stateDir), at.ref, holdMs),
+      instance,
+      pending: sha,
+    });
   const began = Date.now();
   // A slow remote takes time: the fence is judged on the time since the renewal after the ask.
   const after = () => ({
@@ -100,7 +114,7 @@ export async function leaseFacts(
   try {
     if (mode === "read") {
       const seen = await readLease(at);
-      const plan = planLease(seen, cfg, me, now);
+      const plan = planLease(seen, cfg, me, now, known);
       out =
         "write" in plan
           ? {
@@ -112,12 +126,16 @@ export async function leaseFacts(
               previous: seen.lease,
             }
           : plan;
-    } else out = await holdLease(at, cfg, me, now, undefined, lastHeld(local, cfg.ttl));
+    } else
+      out = await holdLease(at, cfg, me, now, undefined, lastHeld(local, cfg.ttl), {
+        known,
+        pushing,
+      });
   } catch (err) {
     const error = (err as Error).message.split("\n")[0] ?? "the remote failed";
     if (mode === "hold")
-      writeLocalLease(program.stateDir, {
-        ...localOr(local, at.ref, holdMs),
+      keep(program, {
+        ...localOr(readLocalLease(program.stateDir), at.ref, holdMs),
         instance,
         checked_at: iso(now),
         error,
@@ -136,9 +154,9 @@ export async function leaseFacts(
   const facts = outcomeFacts(out, after(), now);
   if (mode === "read") return { facts, events: [] };
   const events: JournalEvent[] = [];
-  const was = { ...localOr(local, at.ref, holdMs), instance };
+  const was = { ...localOr(readLocalLease(program.stateDir), at.ref, holdMs), instance };
   if (out.held) {
-    writeLocalLease(program.stateDir, {
+    keep(program, {
       ...was,
       held: true,
       epoch: out.lease.epoch,
@@ -147,6 +165,7 @@ export async function leaseFacts(
       holder: seenHolder(out.lease),
       sha: out.sha,
       tree: out.tree,
+      pending: null,
       checked_at: iso(now),
       error: null,
     });
@@ -158,7 +177,7 @@ export async function leaseFacts(
     // Not held: save, claim and wait say so at once, whatever happens to the rest of this tick
     // (the fence itself is decide's, from was_held).
     const seen = facts.holder;
-    writeLocalLease(program.stateDir, {
+    keep(program, {
       ...was,
       held: false,
       epoch: null,
@@ -168,6 +187,26 @@ export async function leaseFacts(
     });
   }
   return { facts, events };
+}
+
+/**
+ * How soon after a renewal a pass may skip asking: half of the shorter of its cadence and the
+ * program's interval (a timer run with a long --every still renews at each watch interval).
+ */
+function skipWithin(program: ProgramContext): number {
+  return Math.min(program.policy.cadence, parseDuration(program.config.watchdog.interval)) / 2;
+}
+
+/**
+ * lease.json written as best it can be: a full disk must not fail the tick before decide can
+ * fence (save and wait then judge by the last renewal's age, which only grows).
+ */
+function keep(program: ProgramContext, lease: LocalLease): void {
+  try {
+    writeLocalLease(program.stateDir, lease);
+  } catch {
+    // said by the tick's own writes, which fail the same way
+  }
 }
 
 /** This host's last renewal as holdLease's fast path takes it, when it holds the lease. */

@@ -41,6 +41,8 @@ interface Run {
   evidenceError: string | null;
   /** False once a claim break found the claim changed: then nothing is started. */
   claimClear: boolean;
+  /** A failure an effect put off so the effects after it still run (the fence's stop). */
+  deferred?: unknown;
 }
 
 type Handlers = {
@@ -76,6 +78,7 @@ export async function act(
   };
   for (const effect of decision.effects)
     await (HANDLERS[effect.kind] as (r: Run, e: Effect) => Promise<void>)(run, effect);
+  if (run.deferred !== undefined) throw run.deferred;
   return { events: run.events, actions: run.actions };
 }
 
@@ -121,14 +124,20 @@ const HANDLERS: Handlers = {
     run.actions.push(error ? `nudge failed: ${error}` : `nudged pid ${e.pid} (${via})`);
   },
   async lease_lost(run, e) {
+    // First in a fence, and never what keeps the stop from happening: a full disk that refuses
+    // these writes still lets the manager be stopped (the tick fails after, and says so).
     const { loseLocalLease } = await import("../lease/local.js");
-    loseLocalLease(run.program.stateDir);
-    run.journal({
-      type: "lease_lost",
-      reason: e.reason,
-      cause: e.cause,
-      ...(e.holder !== undefined ? { holder: e.holder, epoch: e.epoch } : {}),
-    });
+    try {
+      loseLocalLease(run.program.stateDir);
+      run.journal({
+        type: "lease_lost",
+        reason: e.reason,
+        cause: e.cause,
+        ...(e.holder !== undefined ? { holder: e.holder, epoch: e.epoch } : {}),
+      });
+    } catch (err) {
+      run.deferred ??= err;
+    }
     run.actions.push(`lease lost: ${e.reason}`);
   },
   async unpause(run, e) {

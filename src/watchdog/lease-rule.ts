@@ -84,9 +84,12 @@ export function leaseRule(facts: Facts, policy: DecidePolicy): Matched | null {
   } else if (
     facts.history.last_start &&
     !facts.history.claimed_since_last_start &&
-    facts.last_start_process === "alive"
+    !facts.history.last_start.cut_short &&
+    // This host's own start on its way (a pane with no pid included) when it loses the lease;
+    // on a host that never held it, only a process known alive (else: every tick, a stop).
+    (lease.was_held ? facts.last_start_process !== "dead" : facts.last_start_process === "alive")
   ) {
-    // A start on its way (its process known alive) would claim a program not held here.
+    // A start on its way would claim a program not held here.
     effects.push({ kind: "stop", who: "leftover", start: facts.history.last_start });
     stopped = "; the start on its way is stopped";
   }

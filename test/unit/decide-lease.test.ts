@@ -196,6 +196,15 @@ const rows: Row[] = [
     effects: [],
   },
   {
+    name: "its own start on its way (a pane, no pid) when this host loses the lease: stopped, its pane closed",
+    lease: lease({ state: "elsewhere", epoch: null, holder: other, was_held: true }),
+    events: [
+      ev(1, "manager_started", { reason: "r", planned: false, launcher: "tmux", pane: "%3" }),
+    ],
+    decision: "leased_elsewhere",
+    effects: ["lease_lost", "stop:leftover"],
+  },
+  {
     name: "rule 0 still comes first",
     lease: lease({ state: "elsewhere", epoch: null, holder: other }),
     over: { tick_lock: { held: true, pid: 9, at: ago(0) } },
