@@ -383,6 +383,26 @@ describe("doctor", () => {
     ]);
   });
 
+  it("the cadence check with a lease: a timer too slow for lease.ttl fails (another host could take over before a renewal)", () => {
+    healthy();
+    const cadence = () => doctor().report.checks.find((c) => c.check === "cadence");
+    const config = JSON.parse(readFileSync(join(p.root, "program.json"), "utf8"));
+    writeFileSync(
+      join(p.root, "program.json"),
+      JSON.stringify({ ...config, lease: { repo: ".", ttl: "15m", margin: "2m" } }),
+    );
+    expect(cadence()?.status).toBe("ok");
+    expect(
+      sheepdog(["install", "systemd", "--program", p.root, "--interval", "15m"], { env }).code,
+    ).toBe(0);
+    const slow = cadence();
+    expect(slow?.status).toBe("fail");
+    expect(slow?.detail).toMatch(
+      /ticks every 15m, too seldom for lease\.ttl 15m: another host may take the lease over before this one renews it \(it needs ttl ≥ 2 × margin \+ the cadence, 19m\)/,
+    );
+    expect(slow?.fix).toContain("raise lease.ttl to 19m on every host");
+  });
+
   it("the activity check: quiet_after (+ nudge_wait) at or past stale_after warns, in doctor and check", () => {
     healthy();
     const activity = () => doctor().report.checks.find((c) => c.check === "activity");
