@@ -7,6 +7,7 @@ import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { descendants } from "../src/process/tree.js";
 import { readHookRecords } from "../src/usage/hook-records.js";
+import { transcriptTail } from "../src/usage/transcript-tail.js";
 import { CLAUDE_CODE_VERSION, CLAUDE_INSTALL, claudeBinary } from "./helpers/claude-code.js";
 import {
   type ClaudeProgram,
@@ -78,9 +79,39 @@ async function managerThen(
   };
 }
 
+/** The last entries of a transcript, one line each (type, blocks, time), for a failure's message. */
+function transcriptEnd(path: string, n = 12): string {
+  let lines: string[];
+  try {
+    lines = readFileSync(path, "utf8").trim().split("\n").slice(-n);
+  } catch (e) {
+    return `(unread: ${(e as Error).message})`;
+  }
+  return lines
+    .map((l) => {
+      try {
+        const e = JSON.parse(l);
+        const c = e.message?.content;
+        const blocks = Array.isArray(c)
+          ? c
+              .map((b: { type?: string; name?: string; input?: unknown }) =>
+                b.name ? `${b.name}${JSON.stringify(b.input ?? {}).slice(0, 120)}` : b.type,
+              )
+              .join(",")
+          : typeof c === "string"
+            ? JSON.stringify(c.slice(0, 80))
+            : "";
+        return `${e.timestamp ?? "-"} ${e.type}${e.subtype ? `/${e.subtype}` : ""} ${blocks}`;
+      } catch {
+        return `(torn) ${l.slice(0, 80)}`;
+      }
+    })
+    .join("\n");
+}
+
 /** Ticks every second until one decides `decision` (each earlier one must be in `before`). */
 async function tickUntil(
-  p: ClaudeProgram,
+  { p, transcript, api }: { p: ClaudeProgram; transcript: string; api: FakeAnthropic },
   decision: string,
   before: string[],
   withinMs = 60_000,
@@ -98,7 +129,11 @@ async function tickUntil(
     if (r.decision === decision) return r;
     seen.push(`${r.decision}: ${r.reason}`);
     if (!before.includes(r.decision) || Date.now() > end)
-      throw new Error(`expected ${decision}; the ticks said:\n${seen.join("\n")}`);
+      throw new Error(
+        `expected ${decision}; the ticks said:\n${seen.join("\n")}\n` +
+          `the transcript ends:\n${transcriptEnd(transcript)}\n` +
+          `the fake API answered: ${api.requests.map((q) => q.answeredBy).join(", ")}`,
+      );
     await new Promise((res) => setTimeout(res, 1000));
   }
 }
@@ -125,7 +160,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
         const r = readHookRecords(session, m.p.env);
         return r.stop ? r : null;
       });
-      const nudge = await tickUntil(m.p, "nudge", ["ok"]);
+      const nudge = await tickUntil(m, "nudge", ["ok"]);
       expect(nudge.reason).toMatch(/idle: the turn ended .* nothing will wake it/);
       const [nudged] = ofType(m.p.stateDir, "nudged");
       expect(nudged).toMatchObject({ pid: m.pid, via: expect.stringMatching(/^tmux send-keys/) });
@@ -135,7 +170,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
         m.api.mainTurns().some((t) => /this session has been idle for/.test(t.lastUser)),
       );
       // Until nudge_wait has passed it is left alone; then, idle again, it is replaced.
-      const restart = await tickUntil(m.p, "restart_idle", ["ok"]);
+      const restart = await tickUntil(m, "restart_idle", ["ok"]);
       expect(restart.reason).toMatch(/nudged .* ago \(nudge_wait 5s\) with no save since/);
       expect(ofType(m.p.stateDir, "nudged")).toHaveLength(1);
       const [stopped] = ofType(m.p.stateDir, "manager_stopped");
@@ -216,6 +251,12 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
         await waitFor("the call's process", () =>
           descendants(m.pid).some((c) => c.args.includes("setTimeout")),
         );
+        // 2.1.328's transcript writes lag behind its requests: the call runs while the transcript
+        // may still end at the save's, or at its result. A freeze then would stage that instead.
+        await waitFor("the call open in the transcript", () => {
+          const tail = transcriptTail(m.transcript);
+          return tail.state === "tool_open" && tail.tool.timeout_ms === 5000;
+        });
         const freezer = makeFreezer("wedged");
         freezers.push(freezer);
         freezer.freeze([m.pid]);
@@ -228,7 +269,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
           }
         }, 100);
         try {
-          const r = await tickUntil(m.p, "restart_wedged", ["ok"]);
+          const r = await tickUntil(m, "restart_wedged", ["ok"]);
           expect(r.reason).toMatch(
             /wedged: a Bash call has been open since .* past its own limit of 5s/,
           );
@@ -262,7 +303,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
         { page: "storm" },
         ntfy.url,
       );
-      const r = await tickUntil(m.p, "api_retry", ["ok"]);
+      const r = await tickUntil(m, "api_retry", ["ok"]);
       // 2.1.328 retries a 529 (one `api-request` entry per try), or has ended the turn on it.
       expect(r.reason).toMatch(
         /api_retry: (one request was tried \d+ times|the turn ended .* on an API error \(529\))/,
@@ -291,7 +332,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
         const n = readHookRecords(session, m.p.env).notification;
         return n?.notification_type === "permission_prompt" ? n : null;
       });
-      const r = await tickUntil(m.p, "blocked", ["ok"]);
+      const r = await tickUntil(m, "blocked", ["ok"]);
       expect(r.reason).toMatch(/blocked: Claude Code asked for a person .*permission_prompt/);
       const [blocked] = ofType(m.p.stateDir, "blocked");
       expect(String(blocked?.screen)).toMatch(/touch made\.txt/);

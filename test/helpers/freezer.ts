@@ -26,10 +26,14 @@ export function makeFreezer(name: string): Freezer {
   mkdirSync(dir, { recursive: true });
   const state = join(dir, "freezer.state");
   const setState = (s: "FROZEN" | "THAWED") => {
-    writeFileSync(state, s);
-    // FREEZING until every task has stopped.
-    const end = Date.now() + 5000;
-    while (readFileSync(state, "utf8").trim() !== s && Date.now() < end) sleepSync(5);
+    // FREEZING until every task has stopped; writing FROZEN again retries a freeze that stalled.
+    // A freeze that never completes would stage a hang that is not one: fail it out loud.
+    const end = Date.now() + 10_000;
+    for (let i = 0; readFileSync(state, "utf8").trim() !== s; i++) {
+      if (Date.now() > end) throw new Error(`${dir}: still not ${s} after 10 s`);
+      if (i % 20 === 0) writeFileSync(state, s);
+      sleepSync(5);
+    }
   };
   return {
     freeze(pids) {
@@ -40,7 +44,9 @@ export function makeFreezer(name: string): Freezer {
     thaw: () => setState("THAWED"),
     remove() {
       if (!existsSync(dir)) return;
-      setState("THAWED");
+      try {
+        setState("THAWED");
+      } catch {}
       // Tasks left (still alive) go back to the root cgroup before the folder can go.
       for (const pid of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean))
         try {
