@@ -187,6 +187,9 @@ describe("the lease through real ticks (one host)", () => {
     expect(isAlive(h.pid, h.start_time)).toBe(true);
     expect(p.onRemote()).toBe(onRemote);
     expect(localLease(p.stateDir)).toMatchObject({ held: true });
+    // Past half the 1 s interval since the first tick's renewal, which a fast machine's steps
+    // here can all fit in: a pass that soon would rightly not ask the remote.
+    p.step(1000);
     const r = await p.tick();
     expect(r.decision).toBe("leased_elsewhere");
     expect(r.reason).toMatch(

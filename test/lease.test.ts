@@ -67,16 +67,18 @@ describe("the lease's compare-and-swap on a real remote", () => {
     });
     // The holder's own renewal from what it saw before: refused on the stale sha, and since
     // what moved it was this machine's own renewal (a second tick), renewed on the fresh one.
-    const again = await holdLease(a.at, CFG, a.me, t0 + MIN, stale);
+    // A later pass (the same instant twice would be the same commit, byte for byte: git dates
+    // are whole seconds, and a fast machine makes both within one).
+    const again = await holdLease(a.at, CFG, a.me, t0 + MIN + 1000, stale);
     expect(again).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
     // Another host within ttl + margin of the last renewal: elsewhere, nothing changes.
-    const other = await holdLease(b.at, CFG, b.me, t0 + MIN + 16 * MIN);
+    const other = await holdLease(b.at, CFG, b.me, t0 + MIN + 1000 + 16 * MIN);
     expect(other).toMatchObject({
       held: false,
       why: "elsewhere",
       lease: { machine_id: "machine-0" },
     });
-    expect((await readLease(b.at)).lease?.renewed_at).toBe(new Date(t0 + MIN).toISOString());
+    expect((await readLease(b.at)).lease?.renewed_at).toBe(new Date(t0 + MIN + 1000).toISOString());
   });
 
   it("a lease not renewed for ttl + margin is taken over once, epoch + 1, by one of three racing hosts", async () => {
