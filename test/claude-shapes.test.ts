@@ -11,6 +11,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { gatherSaveFacts } from "../src/heartbeat/save.js";
+import { identityOf, type ProcessIdentity } from "../src/process/identity.js";
 import { judgeReadings } from "../src/usage/limit.js";
 import { mergeReadings, parseReadings } from "../src/usage/readings.js";
 import { parseRefusal } from "../src/usage/refusal.js";
@@ -22,6 +24,7 @@ import {
 } from "../src/usage/transcript.js";
 import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 import { FIXTURES } from "./helpers/fixtures.js";
+import { programWith } from "./helpers/launch.js";
 import { assistantLine } from "./helpers/usage.js";
 
 const fixture = (name: string) => join(FIXTURES, name);
@@ -49,6 +52,47 @@ describe("context of a transcript", () => {
     copyFileSync(fixture("transcript-compacted.jsonl"), path);
     appendFileSync(path, `${assistantLine({ input: 7, cc: 1200, cr: 9812 })}\n`);
     expect(contextTokensOf(path)).toBe(7 + 1200 + 9812);
+  });
+
+  // 2.1.328 runs a call as soon as it has streamed in and writes its entry a moment later.
+  const resultLine = JSON.stringify({
+    type: "user",
+    isSidechain: false,
+    message: {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "toolu_prev", content: "claimed" }],
+    },
+    timestamp: new Date().toISOString(),
+  });
+  const saveCall = [
+    { type: "tool_use", id: "toolu_save", name: "Bash", input: { command: "sheepdog save" } },
+  ];
+
+  it("a save that runs before Claude Code has written its own call waits for the entry", async () => {
+    const program = programWith("demo", {});
+    const path = join(tempDir(), "t.jsonl");
+    copyFileSync(fixture("transcript-basic.jsonl"), path);
+    appendFileSync(path, `${resultLine}\n`);
+    const manager = identityOf(process.pid) as ProcessIdentity;
+    const facts = gatherSaveFacts(program, { manager, transcript: path });
+    setTimeout(() => {
+      appendFileSync(
+        path,
+        `${assistantLine({ input: 7, cc: 1200, cr: 150_000 }, { content: saveCall })}\n`,
+      );
+    }, 150);
+    expect((await facts).contextTokens).toBe(7 + 1200 + 150_000);
+  });
+
+  it("a save mid-request whose call never comes reads what there is", async () => {
+    const program = programWith("demo", {});
+    const path = join(tempDir(), "t.jsonl");
+    copyFileSync(fixture("transcript-basic.jsonl"), path);
+    appendFileSync(path, `${resultLine}\n`);
+    const manager = identityOf(process.pid) as ProcessIdentity;
+    expect((await gatherSaveFacts(program, { manager, transcript: path })).contextTokens).toBe(
+      143210,
+    );
   });
 
   it("a sub-agent's compaction (sidechain) is not the manager's", () => {

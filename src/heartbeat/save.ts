@@ -9,6 +9,7 @@ import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { lookupSession } from "../usage/sessions.js";
 import { contextTokensOf, findTranscript } from "../usage/transcript.js";
+import { transcriptTail } from "../usage/transcript-tail.js";
 import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
@@ -65,12 +66,28 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** How long a save waits for its own call's entry (Claude Code flushes within ~0.1 s). */
+const OWN_CALL_WAIT_MS = 1000;
+
+/**
+ * Claude Code 2.1.328 runs a tool as soon as its call has streamed in and writes the call's
+ * entry to the transcript a moment later: a save that reads at once, on a fast machine, finds
+ * the transcript still ending at the request (the previous call's result), and the context of
+ * the turn before. A manager's save finds its own call at the end; a save by hand mid-request
+ * waits out the bound and reads what there is.
+ */
+async function ownCallWritten(path: string): Promise<void> {
+  const end = Date.now() + OWN_CALL_WAIT_MS;
+  while (transcriptTail(path).state === "requesting" && Date.now() < end)
+    await new Promise((r) => setTimeout(r, 20));
+}
+
 /** The manager's transcript and its context size (DESIGN §4). Missing is a notice, never an error. */
-function contextOf(
+async function contextOf(
   program: ProgramContext,
   opts: SaveOptions,
   notices: string[],
-): { transcript: string | null; contextTokens: number | null } {
+): Promise<{ transcript: string | null; contextTokens: number | null }> {
   let transcript: string | null = null;
   try {
     if (opts.transcript !== undefined) {
@@ -98,6 +115,7 @@ function contextOf(
   }
   let contextTokens: number | null = null;
   try {
+    await ownCallWritten(transcript);
     contextTokens = contextTokensOf(transcript);
   } catch (err) {
     notices.push(`cannot read transcript ${transcript}: ${message(err)}`);
@@ -126,7 +144,7 @@ export async function gatherSaveFacts(
     notices.push(
       `${program.configInvalid.file} is invalid (${program.configInvalid.error.split("\n")[0]}); the watchdog goes on with the last valid config: fix it, then run sheepdog check`,
     );
-  const { transcript, contextTokens } = contextOf(program, opts, notices);
+  const { transcript, contextTokens } = await contextOf(program, opts, notices);
 
   let progress: string | null = opts.progress ?? null;
   if (progress === null && program.config.progress) {
