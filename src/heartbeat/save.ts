@@ -9,7 +9,7 @@ import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
 import { lookupSession } from "../usage/sessions.js";
 import { contextTokensOf, findTranscript } from "../usage/transcript.js";
-import { transcriptTail } from "../usage/transcript-tail.js";
+import { type TailState, transcriptTail } from "../usage/transcript-tail.js";
 import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
@@ -71,15 +71,22 @@ const OWN_CALL_WAIT_MS = 1000;
 
 /**
  * Claude Code 2.1.328 runs a tool as soon as its call has streamed in and writes the call's
- * entry to the transcript a moment later: a save that reads at once, on a fast machine, finds
- * the transcript still ending at the request (the previous call's result), and the context of
- * the turn before. A manager's save finds its own call at the end; a save by hand mid-request
- * waits out the bound and reads what there is.
+ * entry (and the last call's result before it) a moment later: a save that reads at once, on a
+ * fast machine, finds the transcript still ending at the request or at the last call (`claim`),
+ * and the context of the turn before. A manager's save finds its own call at the end; a save
+ * by hand mid-turn, or through a script, waits out the bound and reads what there is.
  */
 async function ownCallWritten(path: string): Promise<void> {
   const end = Date.now() + OWN_CALL_WAIT_MS;
-  while (transcriptTail(path).state === "requesting" && Date.now() < end)
+  while (!ownCallAtEnd(transcriptTail(path)) && Date.now() < end)
     await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Whether a transcript's end can be the save's own turn: anything but a request or another call. */
+function ownCallAtEnd(tail: TailState): boolean {
+  if (tail.state === "requesting") return false;
+  if (tail.state !== "tool_open" || tail.tool.name !== "Bash") return true;
+  return /\b(save|hand-over)\b/.test(tail.tool.command ?? "");
 }
 
 /** The manager's transcript and its context size (DESIGN §4). Missing is a notice, never an error. */

@@ -18,6 +18,8 @@ export interface OpenTool {
   since: string;
   /** The `timeout` input (ms), when the call gave one. */
   timeout_ms: number | null;
+  /** A Bash call's `command` input. */
+  command?: string;
 }
 
 /** The API error a turn ended on (a synthetic assistant entry). */
@@ -101,6 +103,7 @@ function stateOf(e: Entry, tries: number, firstTry: string | null): TailState | 
         id: str(use.id) ?? "",
         since: at ?? "",
         timeout_ms: typeof timeout === "number" && timeout > 0 ? timeout : null,
+        ...(typeof use.input?.command === "string" ? { command: use.input.command } : {}),
       },
     };
   }
