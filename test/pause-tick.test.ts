@@ -250,9 +250,10 @@ describe("usage pauses through tick", () => {
     }
     expect(ofType(p.stateDir, "paused")).toHaveLength(1);
     expect(isAlive(a.pid, a.start_time)).toBe(true);
-    // A reading taken after the unpause is news: it pauses again.
+    // A reading taken after the unpause is news: it pauses again. Its own value (the same one
+    // re-reported is not recorded again, and within one second epoch() + 3600 would be it).
     await new Promise((r) => setTimeout(r, 20));
-    statusline(p, { five_hour: { pct: 100, resets: epoch() + 3600 } });
+    statusline(p, { five_hour: { pct: 100, resets: epoch() + 7200 } });
     expect((await tick(p.env)).report.decision).toBe("pause");
     expect(ofType(p.stateDir, "paused")).toHaveLength(2);
   });
