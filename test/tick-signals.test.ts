@@ -154,4 +154,41 @@ describe("tick: killed from outside", () => {
     expect(ofType(a.stateDir, "tick_failed")).toEqual([]);
     expect(ofType(join(betaRoot, ".sheepdog"), "tick_failed")).toEqual([]);
   });
+
+  it("tick --all: a pass given up at its deadline is journaled and paged alone; the next program still gets its pass", async () => {
+    // One pass at a time: alpha's stuck manager ignores TERM (the full grace), past a 2 s deadline.
+    const a = program({}, "alpha");
+    const b = program({}, "beta");
+    const env = { ...a.env, SHEEPDOG_HOME: a.home };
+    const betaRoot = join(a.home, "beta");
+    mkdirSync(betaRoot);
+    copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
+    const betaState = join(betaRoot, ".sheepdog");
+    cleanups.push(() => killStarted(betaState));
+    await stuckHolder({ ...env, SHEEPDOG_PROGRAM: a.root });
+    await new Promise((r) => setTimeout(r, 1200));
+    const r = await sheepdogAsync(["tick", "--all", "--json"], {
+      env: { ...env, SHEEPDOG_TICK_DEADLINE_MS: "2000", SHEEPDOG_TICK_CONCURRENCY: "1" },
+    });
+    expect(r.code).toBe(1);
+    const programs = JSON.parse(r.stdout).programs as { program: string; decision: string }[];
+    expect(programs.map((x) => [x.program, x.decision])).toEqual([
+      ["alpha", "tick_failed"],
+      ["beta", "start"],
+    ]);
+    expect(ofType(a.stateDir, "tick_failed")).toEqual([
+      expect.objectContaining({ error: "the tick passed its deadline (2s)" }),
+    ]);
+    // Its lock stays for the next tick to break; beta's pass ran whole and released its own.
+    expect(existsSync(join(a.stateDir, "tick.lock"))).toBe(true);
+    expect(existsSync(join(betaState, "tick.lock"))).toBe(false);
+    expect(ofType(betaState, "tick_failed")).toEqual([]);
+    expect(ofType(betaState, "manager_started")).toHaveLength(1);
+    await waitFor("alpha's page", () =>
+      server.received.some((m) => m.topic === "alpha-alerts" && /deadline/.test(m.message)),
+    );
+    expect(
+      server.received.filter((m) => m.topic === "beta-alerts" && /deadline/.test(m.message)),
+    ).toEqual([]);
+  });
 });

@@ -1,11 +1,11 @@
-import { openProgramAt, selectRoots } from "../config/context.js";
+import { openProgramAt, type ProgramContext, selectRoots } from "../config/context.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
 import { DURATION_EXPECTED, isPositiveDuration, parseDuration } from "../util/duration.js";
 import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
-import { abandonPasses } from "../watchdog/abandon.js";
+import { abandonPasses, giveUpPass } from "../watchdog/abandon.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
 import * as tick from "../watchdog/tick.js";
 
@@ -38,17 +38,32 @@ function failTick(message: string, opts: { releaseLock: boolean }): void {
     .finally(exit);
 }
 
+/** Set once a pass was given up at its deadline: the run then exits when the others are done. */
+let gaveUp = false;
+
 /**
- * Every program pass enforces its own deadline (the tick lock's, 4 min): launchd has none, and
- * a hung tick must not be silent. The lock is left for the next tick to break (its holder is
- * gone by then), which journals that too.
+ * Every program pass has its own deadline (the tick lock's, 4 min): launchd has none, and a hung
+ * pass must not be silent. One given up is journaled `tick_failed` and paged, acts no more if
+ * it wakes, and leaves its lock for the next tick to break (its holder gone by then); the other
+ * programs' passes go on, and those not started yet still start.
  */
-function armDeadline(ms: number): NodeJS.Timeout {
-  return setTimeout(
-    () =>
-      failTick(`the tick passed its deadline (${Math.round(ms / 1000)}s)`, { releaseLock: false }),
-    ms,
-  ).unref();
+async function withinDeadline(
+  program: ProgramContext,
+  pass: Promise<tick.ProgramReport>,
+  ms: number,
+): Promise<tick.ProgramReport> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((done) => {
+    timer = setTimeout(() => done(null), ms);
+  });
+  const report = await Promise.race([pass, late]).finally(() => clearTimeout(timer));
+  if (report) return report;
+  pass.catch(() => {}); // it ends, if ever, after this run has said why
+  giveUpPass(program);
+  gaveUp = true;
+  const message = `the tick passed its deadline (${Math.round(ms / 1000)}s)`;
+  await abandonPasses([program], message, { releaseLocks: false });
+  throw new tick.TickFailed(program, message, null);
 }
 
 /**
@@ -88,12 +103,12 @@ export async function run(argv: string[]): Promise<number> {
   const reports: (tick.ProgramReport | undefined)[] = [];
   let code: number = EXIT.ok;
   const one = async (root: string, i: number) => {
-    const deadline = dryRun ? null : armDeadline(deadlineMs);
     try {
       // a program.json that breaks mid-run is judged on its last valid copy (DESIGN §16)
       const program = openProgramAt(root, { create: !dryRun, lastValid: true });
       if (every !== undefined) program.policy.cadence = every;
-      reports[i] = await tick.tickProgram(program, { dryRun });
+      const pass = tick.tickProgram(program, { dryRun });
+      reports[i] = dryRun ? await pass : await withinDeadline(program, pass, deadlineMs);
     } catch (err) {
       const failed = err instanceof tick.TickFailed;
       // One program with bad config or usage: the plain exit-2 message, nothing else.
@@ -107,8 +122,6 @@ export async function run(argv: string[]): Promise<number> {
         facts: failed ? err.facts : null,
         actions: [],
       };
-    } finally {
-      if (deadline) clearTimeout(deadline);
     }
   };
   // Programs are independent (each pass holds its own tick.lock, as watch's do), and a pass
@@ -131,5 +144,7 @@ export async function run(argv: string[]): Promise<number> {
   for (const r of done)
     if ((r.decision === "tick_failed" || r.decision === "error") && !values.json)
       process.stderr.write(`sheepdog tick: ${r.program}: ${r.reason}\n`);
+  // A pass given up may still hold the event loop (a hung child, a socket): the run is over.
+  if (gaveUp) process.exit(code);
   return code;
 }

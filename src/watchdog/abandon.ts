@@ -44,3 +44,22 @@ export async function abandonPasses(
     }
   }
 }
+
+/**
+ * Passes a tick gave up at their deadline while they still run (a hung git, a launcher that
+ * never answers): the other programs' passes go on, and a given-up pass that wakes acts no more,
+ * since its facts are old by then and its tick_failed is already journaled.
+ */
+const overdue = new WeakSet<ProgramContext>();
+
+export class PassOverdue extends Error {}
+
+export function giveUpPass(program: ProgramContext): void {
+  overdue.add(program);
+}
+
+/** Throws PassOverdue once the pass of `program` was given up. */
+export function stillDue(program: ProgramContext): void {
+  if (overdue.has(program))
+    throw new PassOverdue(`${program.name}: the pass was given up at its deadline`);
+}

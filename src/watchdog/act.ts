@@ -12,6 +12,7 @@ import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import { faultPoint } from "../util/fault-point.js";
 import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
+import { stillDue } from "./abandon.js";
 import type { Decision } from "./decide.js";
 import type { Effect, StopEffect } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -76,8 +77,10 @@ export async function act(
     evidenceError: null,
     claimClear: true,
   };
-  for (const effect of decision.effects)
+  for (const effect of decision.effects) {
+    stillDue(program);
     await (HANDLERS[effect.kind] as (r: Run, e: Effect) => Promise<void>)(run, effect);
+  }
   if (run.deferred !== undefined) throw run.deferred;
   return { events: run.events, actions: run.actions };
 }

@@ -5,6 +5,7 @@ import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
+import { PassOverdue, stillDue } from "./abandon.js";
 import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -141,6 +142,7 @@ export async function tickProgram(
         actions = done.actions;
       }
       faultPoint("tick.before-last-tick");
+      stillDue(program);
       writeLastTick(program, now, d.decision, d.reason, facts);
     } finally {
       lock.release();
@@ -148,6 +150,8 @@ export async function tickProgram(
     events.push(...(await pages(program, events, now)));
     return report(facts, d, actions);
   } catch (err) {
+    // given up at its deadline: its tick_failed is journaled and paged already
+    if (err instanceof PassOverdue) throw err;
     return await failTick(program, err, facts, events, now);
   } finally {
     inFlight.delete(program);
