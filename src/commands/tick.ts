@@ -60,6 +60,7 @@ async function withinDeadline(
   if (report) return report;
   pass.catch(() => {}); // it ends, if ever, after this run has said why
   giveUpPass(program);
+  tick.inFlight.delete(program); // journaled here, once: a signal later must not say it again
   gaveUp = true;
   const message = `the tick passed its deadline (${Math.round(ms / 1000)}s)`;
   await abandonPasses([program], message, { releaseLocks: false });
