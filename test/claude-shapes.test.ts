@@ -84,33 +84,33 @@ describe("context of a transcript", () => {
     expect((await facts).contextTokens).toBe(7 + 1200 + 150_000);
   });
 
-  it("a save that finds the last call (claim) still open at the end waits for its own", async () => {
-    const program = programWith("demo", {});
-    const path = join(tempDir(), "t.jsonl");
-    copyFileSync(fixture("transcript-basic.jsonl"), path);
-    const claimCall = [
-      {
-        type: "tool_use",
-        id: "toolu_claim",
-        name: "Bash",
-        input: { command: "sheepdog claim acquire" },
-      },
-    ];
-    appendFileSync(
-      path,
-      `${assistantLine({ input: 7, cc: 1200, cr: 149_000 }, { content: claimCall })}\n`,
-    );
-    const manager = identityOf(process.pid) as ProcessIdentity;
-    const facts = gatherSaveFacts(program, { manager, transcript: path });
-    setTimeout(() => {
-      appendFileSync(path, `${resultLine}\n`);
+  it.each([
+    ["Bash", { command: "sheepdog claim acquire" }],
+    ["Bash", { command: "git stash save wip" }],
+    ["Read", { file_path: "/tmp/x" }],
+  ])(
+    "a save that finds the last call (%s %j) still open at the end waits for its own",
+    async (name, input) => {
+      const program = programWith("demo", {});
+      const path = join(tempDir(), "t.jsonl");
+      copyFileSync(fixture("transcript-basic.jsonl"), path);
+      const claimCall = [{ type: "tool_use", id: "toolu_last", name, input }];
       appendFileSync(
         path,
-        `${assistantLine({ input: 7, cc: 1200, cr: 150_000 }, { content: saveCall })}\n`,
+        `${assistantLine({ input: 7, cc: 1200, cr: 149_000 }, { content: claimCall })}\n`,
       );
-    }, 150);
-    expect((await facts).contextTokens).toBe(7 + 1200 + 150_000);
-  });
+      const manager = identityOf(process.pid) as ProcessIdentity;
+      const facts = gatherSaveFacts(program, { manager, transcript: path });
+      setTimeout(() => {
+        appendFileSync(path, `${resultLine}\n`);
+        appendFileSync(
+          path,
+          `${assistantLine({ input: 7, cc: 1200, cr: 150_000 }, { content: saveCall })}\n`,
+        );
+      }, 150);
+      expect((await facts).contextTokens).toBe(7 + 1200 + 150_000);
+    },
+  );
 
   it("a save mid-request whose call never comes reads what there is", async () => {
     const program = programWith("demo", {});

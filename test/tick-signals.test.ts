@@ -191,4 +191,39 @@ describe("tick: killed from outside", () => {
       server.received.filter((m) => m.topic === "beta-alerts" && /deadline/.test(m.message)),
     ).toEqual([]);
   });
+
+  it("tick --all: a run that gave up a pass ends soon after, whatever is still in flight (the given-up pass may still act, and its lock is broken a minute past its deadline)", async () => {
+    // One pass at a time, both stuck managers ignore TERM: alpha is given up at 2 s, beta's pass
+    // is still in its stop's grace when the run's grace after the give-up (1 s here) ends.
+    const a = program({}, "alpha");
+    const b = program({}, "beta");
+    const env = { ...a.env, SHEEPDOG_HOME: a.home };
+    const betaRoot = join(a.home, "beta");
+    mkdirSync(betaRoot);
+    copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
+    const betaState = join(betaRoot, ".sheepdog");
+    cleanups.push(() => killStarted(betaState));
+    await stuckHolder({ ...env, SHEEPDOG_PROGRAM: a.root });
+    await stuckHolder({ ...env, SHEEPDOG_PROGRAM: betaRoot });
+    await new Promise((r) => setTimeout(r, 1200));
+    const r = await sheepdogAsync(["tick", "--all", "--json"], {
+      env: {
+        ...env,
+        SHEEPDOG_TICK_DEADLINE_MS: "2000",
+        SHEEPDOG_TICK_CONCURRENCY: "1",
+        SHEEPDOG_TICK_GIVEN_UP_GRACE_MS: "1000",
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(ofType(a.stateDir, "tick_failed")).toEqual([
+      expect.objectContaining({ error: "the tick passed its deadline (2s)" }),
+    ]);
+    expect(ofType(betaState, "tick_failed")).toEqual([
+      expect.objectContaining({
+        error:
+          "the tick ended early: alpha's pass, given up at its deadline, was still running 1 s later",
+      }),
+    ]);
+    expect(r.stderr).toMatch(/the tick ended early/);
+  });
 });

@@ -8,6 +8,7 @@ import { iso } from "../util/time.js";
 import { abandonPasses, giveUpPass } from "../watchdog/abandon.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
 import * as tick from "../watchdog/tick.js";
+import { BREAK_AFTER_DEADLINE_MS } from "../watchdog/tick-lock.js";
 
 /** Signals that end a tick from outside: systemd's TimeoutStartSec, launchd, a person. */
 const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -54,17 +55,43 @@ async function withinDeadline(
 ): Promise<tick.ProgramReport> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((done) => {
-    timer = setTimeout(() => done(null), ms);
+    timer = setTimeout(() => {
+      giveUpPass(program); // at once: the pass must not start another effect meanwhile
+      done(null);
+    }, ms);
   });
   const report = await Promise.race([pass, late]).finally(() => clearTimeout(timer));
   if (report) return report;
   pass.catch(() => {}); // it ends, if ever, after this run has said why
-  giveUpPass(program);
   tick.inFlight.delete(program); // journaled here, once: a signal later must not say it again
-  gaveUp = true;
+  if (!gaveUp) {
+    gaveUp = true;
+    // The effect it is in may still run, and its lock may be broken a minute past its deadline
+    // (tick-lock.ts): this run ends before then, whatever else is still in flight.
+    setTimeout(
+      () =>
+        failTick(
+          `the tick ended early: ${program.name}'s pass, given up at its deadline, was still running ${GIVEN_UP_GRACE_MS / 1000} s later`,
+          { releaseLock: false },
+        ),
+      GIVEN_UP_GRACE_MS,
+    ).unref();
+  }
   const message = `the tick passed its deadline (${Math.round(ms / 1000)}s)`;
   await abandonPasses([program], message, { releaseLocks: false });
   throw new tick.TickFailed(program, message, null);
+}
+
+/** How long a run goes on after giving up a pass: half the lock's break-after (tests: shorter). */
+const GIVEN_UP_GRACE_MS =
+  Number(process.env.SHEEPDOG_TICK_GIVEN_UP_GRACE_MS) || BREAK_AFTER_DEADLINE_MS / 2;
+
+/** Ends the process once stdout and stderr have taken what was written (a pipe is asynchronous). */
+async function exitFlushed(code: number): Promise<never> {
+  await Promise.all(
+    [process.stdout, process.stderr].map((s) => new Promise<void>((r) => s.write("", () => r()))),
+  );
+  process.exit(code);
 }
 
 /**
@@ -146,6 +173,6 @@ export async function run(argv: string[]): Promise<number> {
     if ((r.decision === "tick_failed" || r.decision === "error") && !values.json)
       process.stderr.write(`sheepdog tick: ${r.program}: ${r.reason}\n`);
   // A pass given up may still hold the event loop (a hung child, a socket): the run is over.
-  if (gaveUp) process.exit(code);
+  if (gaveUp) await exitFlushed(code);
   return code;
 }

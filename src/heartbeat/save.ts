@@ -77,16 +77,23 @@ const OWN_CALL_WAIT_MS = 1000;
  * by hand mid-turn, or through a script, waits out the bound and reads what there is.
  */
 async function ownCallWritten(path: string): Promise<void> {
-  const end = Date.now() + OWN_CALL_WAIT_MS;
-  while (!ownCallAtEnd(transcriptTail(path)) && Date.now() < end)
+  const end = performance.now() + OWN_CALL_WAIT_MS; // a clock step must not stretch it
+  while (!ownCallAtEnd(transcriptTail(path)) && performance.now() < end)
     await new Promise((r) => setTimeout(r, 20));
 }
 
-/** Whether a transcript's end can be the save's own turn: anything but a request or another call. */
+/**
+ * Whether a transcript's end can be the save's own turn: a Bash call that runs sheepdog save or
+ * hand-over, a reply still being written, or a turn that ended (a save by hand); not a request
+ * nor any other call (a Read, a git command) whose result is not written yet.
+ */
 function ownCallAtEnd(tail: TailState): boolean {
   if (tail.state === "requesting") return false;
-  if (tail.state !== "tool_open" || tail.tool.name !== "Bash") return true;
-  return /\b(save|hand-over)\b/.test(tail.tool.command ?? "");
+  if (tail.state !== "tool_open") return true;
+  return (
+    tail.tool.name === "Bash" &&
+    /\bsheepdog(?:\.cjs)?\s+(?:save|hand-over)\b/.test(tail.tool.command ?? "")
+  );
 }
 
 /** The manager's transcript and its context size (DESIGN §4). Missing is a notice, never an error. */

@@ -58,6 +58,10 @@ export function giveUpPass(program: ProgramContext): void {
   overdue.add(program);
 }
 
+export function givenUp(program: ProgramContext): boolean {
+  return overdue.has(program);
+}
+
 /** Throws PassOverdue once the pass of `program` was given up. */
 export function stillDue(program: ProgramContext): void {
   if (overdue.has(program))

@@ -5,7 +5,7 @@ import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
-import { PassOverdue, stillDue } from "./abandon.js";
+import { givenUp, PassOverdue, stillDue } from "./abandon.js";
 import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -129,8 +129,10 @@ export async function tickProgram(
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
       const lease = await leaseOf(program, now, "hold");
+      stillDue(program);
       if (lease) events.push(...lease.events);
       facts = await gather(program, now, { held: false });
+      stillDue(program);
       if (lease) facts.lease = lease.facts;
       journalSleepGap(program, facts, now);
       d = await judge(program, facts, now);
@@ -151,7 +153,7 @@ export async function tickProgram(
     return report(facts, d, actions);
   } catch (err) {
     // given up at its deadline: its tick_failed is journaled and paged already
-    if (err instanceof PassOverdue) throw err;
+    if (err instanceof PassOverdue || givenUp(program)) throw err;
     return await failTick(program, err, facts, events, now);
   } finally {
     inFlight.delete(program);
