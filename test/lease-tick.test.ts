@@ -145,6 +145,18 @@ describe("the lease through real ticks (one host)", () => {
     });
   });
 
+  it("tick --every longer than the lease allows says so on stderr at every tick (ttl 30 s, margin 2 s: up to 26 s)", async () => {
+    const p = await leased();
+    const slow = await tickAsync(p.env, ["--every", "1m", "--dry-run"]);
+    expect(slow.code, slow.stderr).toBe(0);
+    expect(slow.stderr).toContain(
+      "sheepdog tick: catalog: --every 1m is too seldom for lease.ttl 30s: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, 1m4s)",
+    );
+    const fits = await tickAsync(p.env, ["--every", "26s", "--dry-run"]);
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(fits.stderr).not.toMatch(/too seldom/);
+  });
+
   it("a pass within half an interval of the renewal (a watch pass woken by a save) asks no git; the next interval's renews", async () => {
     const p = await leased({ ttl: "10m", margin: "2m" }, { interval: "1m" });
     expect((await p.tick()).decision).toBe("start");

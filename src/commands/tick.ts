@@ -1,8 +1,14 @@
 import { openProgramAt, type ProgramContext, selectRoots } from "../config/context.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
+import { leaseTtlNeeded } from "../config/warnings.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
-import { DURATION_EXPECTED, isPositiveDuration, parseDuration } from "../util/duration.js";
+import {
+  DURATION_EXPECTED,
+  formatDuration,
+  isPositiveDuration,
+  parseDuration,
+} from "../util/duration.js";
 import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
 import { abandonPasses, giveUpPass } from "../watchdog/abandon.js";
@@ -107,6 +113,20 @@ function handleSignals(): void {
     );
 }
 
+/**
+ * A `--every` longer than the program's lease allows: another host may take the lease over
+ * between two ticks while this one's manager runs. Said at every tick (the scheduler's log
+ * keeps it); `doctor` fails the installed timer for the same reason.
+ */
+function warnLeaseCadence(program: ProgramContext, every: number): void {
+  const lease = program.config.lease;
+  const least = lease ? leaseTtlNeeded(lease, every) : null;
+  if (!lease || least === null) return;
+  process.stderr.write(
+    `sheepdog tick: ${program.name}: --every ${formatDuration(every)} is too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)}); tick more often, or raise lease.ttl on every host\n`,
+  );
+}
+
 /** How many programs' passes run at once (`SHEEPDOG_TICK_CONCURRENCY`, default 4). */
 function tickConcurrency(): number {
   const n = Number(process.env.SHEEPDOG_TICK_CONCURRENCY);
@@ -134,7 +154,10 @@ export async function run(argv: string[]): Promise<number> {
     try {
       // a program.json that breaks mid-run is judged on its last valid copy (DESIGN §16)
       const program = openProgramAt(root, { create: !dryRun, lastValid: true });
-      if (every !== undefined) program.policy.cadence = every;
+      if (every !== undefined) {
+        program.policy.cadence = every;
+        warnLeaseCadence(program, every);
+      }
       const pass = tick.tickProgram(program, { dryRun });
       reports[i] = dryRun ? await pass : await withinDeadline(program, pass, deadlineMs);
     } catch (err) {

@@ -7,6 +7,7 @@ import { jsonErrorLocation } from "../util/json-location.js";
 import { isInteractiveClaude } from "./claude-argv.js";
 import { describeIssue } from "./issues.js";
 import { type ProgramConfig, programSchema } from "./schema.js";
+import { leaseTtlNeeded } from "./warnings.js";
 
 export const CONFIG_FILE = "program.json";
 
@@ -129,9 +130,8 @@ function loadProblems(config: ProgramConfig): string[] {
   // over (ttl + margin), with a tick between: ttl ≥ 2 × margin + interval (DESIGN §15).
   const lease = config.lease;
   if (lease) {
-    const ttl = parseDuration(lease.ttl);
-    const least = 2 * parseDuration(lease.margin) + parseDuration(config.watchdog.interval);
-    if (ttl < least)
+    const least = leaseTtlNeeded(lease, parseDuration(config.watchdog.interval));
+    if (least !== null)
       out.push(
         `lease.ttl: expected at least 2 × lease.margin + watchdog.interval (${formatDuration(least)}), got ${JSON.stringify(lease.ttl)}: a host could be taken over before it has fenced itself`,
       );

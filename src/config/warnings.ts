@@ -1,4 +1,4 @@
-import { formatDuration } from "../util/duration.js";
+import { formatDuration, parseDuration } from "../util/duration.js";
 import type { Policy } from "./load.js";
 import type { ProgramConfig } from "./schema.js";
 
@@ -45,4 +45,17 @@ export function activityWarnings(
       `watchdog.quiet_after + nudge_wait (${d(quietAfter + nudgeWait)}) is not under watchdog.stale_after (${d(staleAfter)}): an idle manager is nudged but rule 9 restarts it before nudge_wait ends`,
     ];
   return [];
+}
+
+/**
+ * DESIGN §15: a holder fences itself at ttl − margin without a renewal and another host takes
+ * over at ttl + margin, with a tick between: ttl ≥ 2 × margin + the cadence. The ttl that
+ * cadence needs when the lease's is shorter, else null.
+ */
+export function leaseTtlNeeded(
+  lease: { ttl: string; margin: string },
+  cadenceMs: number,
+): number | null {
+  const least = 2 * parseDuration(lease.margin) + cadenceMs;
+  return parseDuration(lease.ttl) < least ? least : null;
 }

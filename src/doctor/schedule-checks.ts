@@ -2,7 +2,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Program } from "../config/load.js";
-import { activityWarnings, policyWarnings } from "../config/warnings.js";
+import { activityWarnings, leaseTtlNeeded, policyWarnings } from "../config/warnings.js";
 import type { Installed, Scheduler } from "../install/installed.js";
 import { ALL_INTERVAL } from "../install/target.js";
 import { stateDirOf, stateFiles } from "../state/dir.js";
@@ -121,17 +121,15 @@ export function cadenceCheck(program: Program, covering: Installed[]): Check {
   // A lease renewed less often than its ttl allows (DESIGN §15: ttl ≥ 2 × margin + the cadence)
   // can be taken over while its holder's manager still runs: not a late tick, two managers.
   const lease = program.config.lease;
-  if (slowest && lease) {
-    const ttl = parseDuration(lease.ttl);
-    const least = 2 * parseDuration(lease.margin) + cadence;
-    if (ttl < least)
-      return bad(
-        program.name,
-        "cadence",
-        "fail",
-        `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)})`,
-        `${reinstall} (or raise lease.ttl to ${formatDuration(least)} on every host)`,
-      );
+  const least = slowest && lease ? leaseTtlNeeded(lease, cadence) : null;
+  if (slowest && lease && least !== null) {
+    return bad(
+      program.name,
+      "cadence",
+      "fail",
+      `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)})`,
+      `${reinstall} (or raise lease.ttl to ${formatDuration(least)} on every host)`,
+    );
   }
   if (slowest && interval < cadence)
     return bad(
