@@ -22,26 +22,38 @@ const workers =
   Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
 
 /**
- * Files that spend a minute or more mostly waiting (a real timer, kill rounds, Herdr's arrival
- * waits) go first, so they overlap everything else instead of ending the run alone. vitest's
- * own order (longest first, from its cache of the last run) decides the rest; a fresh clone
- * has no such cache.
+ * The longest files first, longest of all first (measured: docs/testing.md "How long it takes"),
+ * so the 4 workers end together instead of one long file ending the run alone: most of these
+ * wait on real clocks (a usage limit's reset, a timer, kill rounds, Herdr's arrival waits).
+ * vitest's own order (longest first, from its cache of the last run) decides the rest; a fresh
+ * clone has no such cache, and put claude-activity's 80 s two minutes into the run.
  */
 const LONG_FIRST = [
   "claude-manager-limits.test.ts",
+  "claude-activity.test.ts",
   "systemd-real.test.ts",
-  "faults-kill-watchdog.test.ts",
-  "claude-manager.test.ts",
   "lease-hosts.test.ts",
-  "faults-kill-manager.test.ts",
-  "faults-kill-locks.test.ts",
-  "launch-herdr.test.ts",
-  "launch-herdr-faults.test.ts",
-  "launch-herdr-0.9.test.ts",
-  "tick-herdr.test.ts",
-  "merge-lock.test.ts",
   "watch.test.ts",
+  "pause-tick.test.ts",
   "tick-guards.test.ts",
+  "tick-herdr.test.ts",
+  "faults-kill-watchdog.test.ts",
+  "faults-clock.test.ts",
+  "faults-kill-manager.test.ts",
+  "claude-manager.test.ts",
+  "tick-tmux.test.ts",
+  "launch-herdr-faults.test.ts",
+  "page-tick-e2e.test.ts",
+  "tick-signals.test.ts",
+  "lease-tick.test.ts",
+  "launch-herdr.test.ts",
+  "demo.test.ts",
+  "tick-restart.test.ts",
+  "package.test.ts",
+  "doctor.test.ts",
+  "page-tick.test.ts",
+  "merge-lock.test.ts",
+  "save-ledger.test.ts",
 ];
 
 class LongFirst extends BaseSequencer {
