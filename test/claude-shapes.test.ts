@@ -68,10 +68,15 @@ describe("context of a transcript", () => {
     { type: "tool_use", id: "toolu_save", name: "Bash", input: { command: "sheepdog save" } },
   ];
 
-  it("a save that runs before Claude Code has written its own call waits for the entry", async () => {
-    const program = programWith("demo", {});
+  /** A program, and a copy of transcript-basic.jsonl for its save to read. */
+  const saveOnBasic = () => {
     const path = join(tempDir(), "t.jsonl");
     copyFileSync(fixture("transcript-basic.jsonl"), path);
+    return { program: programWith("demo", {}), path };
+  };
+
+  it("a save that runs before Claude Code has written its own call waits for the entry", async () => {
+    const { program, path } = saveOnBasic();
     appendFileSync(path, `${resultLine}\n`);
     const manager = identityOf(process.pid) as ProcessIdentity;
     const facts = gatherSaveFacts(program, { manager, transcript: path });
@@ -113,9 +118,7 @@ describe("context of a transcript", () => {
   );
 
   it("a save mid-request whose call never comes reads what there is", async () => {
-    const program = programWith("demo", {});
-    const path = join(tempDir(), "t.jsonl");
-    copyFileSync(fixture("transcript-basic.jsonl"), path);
+    const { program, path } = saveOnBasic();
     appendFileSync(path, `${resultLine}\n`);
     const manager = identityOf(process.pid) as ProcessIdentity;
     expect((await gatherSaveFacts(program, { manager, transcript: path })).contextTokens).toBe(

@@ -26,6 +26,19 @@ function program(watchdog: Record<string, unknown> = {}, name = "demo") {
   return p;
 }
 
+/** Two programs, alpha and beta, under alpha's $SHEEPDOG_HOME (for tick --all). */
+function alphaAndBeta() {
+  const a = program({}, "alpha");
+  const b = program({}, "beta");
+  const env = { ...a.env, SHEEPDOG_HOME: a.home };
+  const betaRoot = join(a.home, "beta");
+  mkdirSync(betaRoot);
+  copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
+  const betaState = join(betaRoot, ".sheepdog");
+  cleanups.push(() => killStarted(betaState));
+  return { a, env, betaRoot, betaState };
+}
+
 function track(child: ChildProcess): ChildProcess {
   cleanups.push(() => child.kill("SIGKILL"));
   return child;
@@ -131,14 +144,7 @@ describe("tick: killed from outside", () => {
   it("tick --all: each program pass has its own deadline", async () => {
     // Two programs whose stuck manager takes ~3.5 s to stop: each pass fits a 6 s deadline,
     // the two together do not.
-    const a = program({}, "alpha");
-    const b = program({}, "beta");
-    const env = { ...a.env, SHEEPDOG_HOME: a.home };
-    // beta lives under alpha's $SHEEPDOG_HOME too
-    const betaRoot = join(a.home, "beta");
-    mkdirSync(betaRoot);
-    copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
-    cleanups.push(() => killStarted(join(betaRoot, ".sheepdog")));
+    const { a, env, betaRoot } = alphaAndBeta();
     const slow = "setTimeout(() => process.exit(0), 3500)";
     await stuckHolder({ ...env, SHEEPDOG_PROGRAM: a.root }, slow);
     await stuckHolder({ ...env, SHEEPDOG_PROGRAM: betaRoot }, slow);
@@ -157,14 +163,7 @@ describe("tick: killed from outside", () => {
 
   it("tick --all: a pass given up at its deadline is journaled and paged alone; the next program still gets its pass", async () => {
     // One pass at a time: alpha's stuck manager ignores TERM (the full grace), past a 2 s deadline.
-    const a = program({}, "alpha");
-    const b = program({}, "beta");
-    const env = { ...a.env, SHEEPDOG_HOME: a.home };
-    const betaRoot = join(a.home, "beta");
-    mkdirSync(betaRoot);
-    copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
-    const betaState = join(betaRoot, ".sheepdog");
-    cleanups.push(() => killStarted(betaState));
+    const { a, env, betaState } = alphaAndBeta();
     await stuckHolder({ ...env, SHEEPDOG_PROGRAM: a.root });
     await new Promise((r) => setTimeout(r, 1200));
     const r = await sheepdogAsync(["tick", "--all", "--json"], {
@@ -195,14 +194,7 @@ describe("tick: killed from outside", () => {
   it("tick --all: a run that gave up a pass ends soon after, whatever is still in flight (the given-up pass may still act, and its lock is broken a minute past its deadline)", async () => {
     // One pass at a time, both stuck managers ignore TERM: alpha is given up at 2 s, beta's pass
     // is still in its stop's grace when the run's grace after the give-up (1 s here) ends.
-    const a = program({}, "alpha");
-    const b = program({}, "beta");
-    const env = { ...a.env, SHEEPDOG_HOME: a.home };
-    const betaRoot = join(a.home, "beta");
-    mkdirSync(betaRoot);
-    copyFileSync(join(b.root, "program.json"), join(betaRoot, "program.json"));
-    const betaState = join(betaRoot, ".sheepdog");
-    cleanups.push(() => killStarted(betaState));
+    const { a, env, betaRoot, betaState } = alphaAndBeta();
     await stuckHolder({ ...env, SHEEPDOG_PROGRAM: a.root });
     await stuckHolder({ ...env, SHEEPDOG_PROGRAM: betaRoot });
     await new Promise((r) => setTimeout(r, 1200));
