@@ -8,6 +8,7 @@ import {
   rmSync,
   symlinkSync,
 } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -171,3 +172,28 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     });
   },
 );
+
+describe("the fake API between tests", () => {
+  const api = useFakeAnthropic();
+
+  it("a request begun before a reset (a killed CLI's, still in the socket buffers) is dropped; one after it is served", async () => {
+    api.reset();
+    const body = JSON.stringify({ model: "m", messages: [] });
+    const socket = connect(api.port, "127.0.0.1");
+    await new Promise((r) => socket.once("connect", r));
+    const closed = new Promise((r) => socket.once("close", r));
+    socket.on("error", () => {});
+    socket.write(
+      `POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await new Promise((r) => setTimeout(r, 100)); // the server has the headers, not the body
+    api.reset();
+    socket.write(body.slice(5));
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
+    socket.destroy();
+    expect(api.requests).toEqual([]);
+    const after = await fetch(`${api.url}/v1/messages/count_tokens`, { method: "POST", body });
+    expect(after.status).toBe(200);
+    expect(api.requests.map((q) => q.answeredBy)).toEqual(["count_tokens"]);
+  });
+});

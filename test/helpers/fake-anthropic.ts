@@ -5,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll } from "vitest";
 
 // A scripted Anthropic Messages API on 127.0.0.1 for the real Claude Code CLI, and its HTTP(S)
@@ -186,7 +186,15 @@ export class FakeAnthropic {
     this.rules = [];
     this.requests.length = 0;
     this.refused.length = 0;
+    // A CLI the last test started (killed by now) may have a request on its way, already in
+    // this process's socket buffers: it must not land in the new log nor use the new rules.
+    this.generation++;
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
   }
+
+  private generation = 0;
+  private readonly sockets = new Set<Socket>();
 
   /** The /v1/messages requests of the main conversation, in order. */
   mainTurns(): Turn[] {
@@ -206,11 +214,17 @@ export class FakeAnthropic {
 
   async start(): Promise<this> {
     const server = createServer((req, res) => {
+      const generation = this.generation;
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () =>
-        this.handle(req.method ?? "", req.url ?? "", req.headers, Buffer.concat(chunks), res),
-      );
+      req.on("end", () => {
+        if (generation !== this.generation) return void req.socket.destroy();
+        this.handle(req.method ?? "", req.url ?? "", req.headers, Buffer.concat(chunks), res);
+      });
+    });
+    server.on("connection", (socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
     });
     server.on("connect", (req, socket) => {
       this.refused.push(`CONNECT ${req.url}`);
