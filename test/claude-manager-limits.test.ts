@@ -14,7 +14,7 @@ import {
   ERRORS,
   fiveHourLimitHeaders,
   type Turn,
-  useFakeAnthropic,
+  useFreshFakeAnthropic,
 } from "./helpers/fake-anthropic.js";
 import { skipWithout } from "./helpers/tools.js";
 import { isAlive, ofType, tickAsync, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
@@ -50,11 +50,11 @@ function readings(hostState: string): Record<string, unknown>[] {
 describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
   `the real Claude Code ${CLAUDE_CODE_VERSION} at a subscriber's limits`,
   () => {
-    const api = useFakeAnthropic();
+    const freshApi = useFreshFakeAnthropic();
     const bin = claude.path as string;
 
     it("a five-hour limit: the statusline, StopFailure and transcript agree, the program pauses until the header's reset, and the manager that goes on by itself is not stopped", async () => {
-      api.reset();
+      const api = await freshApi();
       const ok = allowedHeaders(0.62, 0.3);
       let reset = 0;
       api.script(
@@ -154,7 +154,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     }, 300_000);
 
     it("a server-side 429 (not your usage limit) and a 529 storm never pause", async () => {
-      api.reset();
+      const api = await freshApi();
       api.script(
         { when: prompted, reply: bash("sheepdog claim acquire", { usage: usageOf(9_000) }) },
         {

@@ -18,7 +18,7 @@ import {
   usageOf,
 } from "./helpers/claude-manager.js";
 import { sheepdog } from "./helpers/cli.js";
-import { bash, type Turn, useFakeAnthropic } from "./helpers/fake-anthropic.js";
+import { bash, type Turn, useFreshFakeAnthropic } from "./helpers/fake-anthropic.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { skipWithout } from "./helpers/tools.js";
 import { holder, isAlive, ofType, tickAsync, waitFor, waitForClaimBy } from "./helpers/watchdog.js";
@@ -53,12 +53,12 @@ const timing = (what: string, fromIso: unknown, toIso: unknown) =>
 describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
   `the real Claude Code ${CLAUDE_CODE_VERSION} as the manager (tmux launcher)`,
   () => {
-    const api = useFakeAnthropic();
+    const freshApi = useFreshFakeAnthropic();
     const ntfy = useNtfyServer();
     const bin = claude.path as string;
 
     it("a first start in an untrusted folder with accept_trust_dialog: the dialog is answered, it claims, and save's context is the model's usage", async () => {
-      api.reset();
+      const api = await freshApi();
       api.script(...managerModel({ tokens: 14_404 }));
       const p = claudeProgram(bin, api, { trusted: false, accept: true });
       const t = await tickAsync(p.env);
@@ -92,7 +92,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     });
 
     it("without accept_trust_dialog the start fails with the dialog's screen and one page; nothing is pressed", async () => {
-      api.reset();
+      const api = await freshApi();
       api.script(...managerModel());
       ntfy.received.length = 0;
       const p = claudeProgram(bin, api, {
@@ -120,7 +120,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     });
 
     it("a hand-over: the successor starts with the one-line prompt, its arrival is in the new transcript, and it claims", async () => {
-      api.reset();
+      const api = await freshApi();
       api.script(...managerModel({ tokens: 160_004, handOvers: 1 }));
       const p = claudeProgram(bin, api);
       expect((await tickAsync(p.env)).report.decision).toBe("start");
@@ -151,7 +151,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     });
 
     it("auto-compact: after a turn near the window, Claude compacts by itself and save's context is the compacted one", async () => {
-      api.reset();
+      const api = await freshApi();
       api.script(
         // The prompt a person types after the compaction: the model saves at the new context.
         {
@@ -177,7 +177,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     });
 
     it("a manager keeps sheepdog wait in the background: its Stop lists the wait, and the wait wakes it when the program is paused", async () => {
-      api.reset();
+      const api = await freshApi();
       const waitCall = {
         tool: {
           name: "Bash",
@@ -251,7 +251,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
     }, 120_000);
 
     it("kill -9 of the real CLI: the next tick replaces it, and the new one claims", async () => {
-      api.reset();
+      const api = await freshApi();
       api.script(...managerModel());
       const p = claudeProgram(bin, api);
       expect((await tickAsync(p.env)).report.decision).toBe("start");

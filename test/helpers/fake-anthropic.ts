@@ -369,6 +369,22 @@ export class FakeAnthropic {
 }
 
 /** A fake API for the file: started before its tests, stopped after, rules cleared by `reset`. */
+/**
+ * A fake API of its own for each test (`const api = await fresh()`), all stopped after the
+ * file: a CLI a test started cannot reach the next test's log or rules, whatever it still sends.
+ */
+export function useFreshFakeAnthropic(): () => Promise<FakeAnthropic> {
+  const started: FakeAnthropic[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((a) => a.stop()));
+  });
+  return async () => {
+    const api = await new FakeAnthropic().start();
+    started.push(api);
+    return api;
+  };
+}
+
 export function useFakeAnthropic(): FakeAnthropic {
   const api = new FakeAnthropic();
   beforeAll(async () => {
