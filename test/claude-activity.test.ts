@@ -17,7 +17,12 @@ import {
   usageOf,
 } from "./helpers/claude-manager.js";
 import { sheepdogAsync } from "./helpers/cli.js";
-import { FakeAnthropic, type Rule, type Turn } from "./helpers/fake-anthropic.js";
+import {
+  type FakeAnthropic,
+  type Rule,
+  type Turn,
+  useFreshFakeAnthropic,
+} from "./helpers/fake-anthropic.js";
 import { type Freezer, freezerMissing, makeFreezer } from "./helpers/freezer.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { skipWithout } from "./helpers/tools.js";
@@ -30,11 +35,10 @@ const ms = (iso: unknown) => Date.parse(String(iso));
 const timing = (what: string, fromIso: unknown, toIso: unknown) =>
   process.stderr.write(`claude-activity timing: ${what}: ${ms(toIso) - ms(fromIso)} ms\n`);
 
-const apis: FakeAnthropic[] = [];
+const freshApi = useFreshFakeAnthropic();
 const freezers: Freezer[] = [];
-afterAll(async () => {
+afterAll(() => {
   for (const f of freezers) f.remove();
-  await Promise.all(apis.map((a) => a.stop()));
 });
 
 interface Running {
@@ -52,8 +56,7 @@ async function managerThen(
   o: { page?: string; allow?: string[] } = {},
   ntfyUrl?: string,
 ): Promise<Running> {
-  const api = await new FakeAnthropic().start();
-  apis.push(api);
+  const api = await freshApi();
   api.script(...after, ...managerModel({ tokens: 15_404 }));
   const p = claudeProgram(claude.path as string, api, {
     watchdog: QUIET,

@@ -96,9 +96,7 @@ describe("context of a transcript", () => {
   ])(
     "a save that finds the last call (%s %j) still open at the end waits for its own",
     async (name, input) => {
-      const program = programWith("demo", {});
-      const path = join(tempDir(), "t.jsonl");
-      copyFileSync(fixture("transcript-basic.jsonl"), path);
+      const { program, path } = saveOnBasic();
       const claimCall = [{ type: "tool_use", id: "toolu_last", name, input }];
       appendFileSync(
         path,

@@ -120,8 +120,9 @@ function handleSignals(): void {
  */
 function warnLeaseCadence(program: ProgramContext, every: number): void {
   const lease = program.config.lease;
-  const least = lease ? leaseTtlNeeded(lease, every) : null;
-  if (!lease || least === null) return;
+  if (!lease) return;
+  const least = leaseTtlNeeded(lease, every);
+  if (least === null) return;
   process.stderr.write(
     `sheepdog tick: ${program.name}: --every ${formatDuration(every)} is too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)}); tick more often, or raise lease.ttl on every host\n`,
   );

@@ -121,15 +121,16 @@ export function cadenceCheck(program: Program, covering: Installed[]): Check {
   // A lease renewed less often than its ttl allows (DESIGN §15: ttl ≥ 2 × margin + the cadence)
   // can be taken over while its holder's manager still runs: not a late tick, two managers.
   const lease = program.config.lease;
-  const least = slowest && lease ? leaseTtlNeeded(lease, cadence) : null;
-  if (slowest && lease && least !== null) {
-    return bad(
-      program.name,
-      "cadence",
-      "fail",
-      `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)})`,
-      `${reinstall} (or raise lease.ttl to ${formatDuration(least)} on every host)`,
-    );
+  if (slowest && lease) {
+    const least = leaseTtlNeeded(lease, cadence);
+    if (least !== null)
+      return bad(
+        program.name,
+        "cadence",
+        "fail",
+        `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)})`,
+        `${reinstall} (or raise lease.ttl to ${formatDuration(least)} on every host)`,
+      );
   }
   if (slowest && interval < cadence)
     return bad(

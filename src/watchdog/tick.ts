@@ -5,7 +5,7 @@ import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
-import { givenUp, PassOverdue, stillDue } from "./abandon.js";
+import { givenUp, stillDue } from "./abandon.js";
 import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -153,7 +153,7 @@ export async function tickProgram(
     return report(facts, d, actions);
   } catch (err) {
     // given up at its deadline: its tick_failed is journaled and paged already
-    if (err instanceof PassOverdue || givenUp(program)) throw err;
+    if (givenUp(program)) throw err;
     return await failTick(program, err, facts, events, now);
   } finally {
     inFlight.delete(program);

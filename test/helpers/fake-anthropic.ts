@@ -368,7 +368,6 @@ export class FakeAnthropic {
   }
 }
 
-/** A fake API for the file: started before its tests, stopped after, rules cleared by `reset`. */
 /**
  * A fake API of its own for each test (`const api = await fresh()`), all stopped after the
  * file: a CLI a test started cannot reach the next test's log or rules, whatever it still sends.
@@ -385,6 +384,7 @@ export function useFreshFakeAnthropic(): () => Promise<FakeAnthropic> {
   };
 }
 
+/** A fake API for the file: started before its tests, stopped after, rules cleared by `reset`. */
 export function useFakeAnthropic(): FakeAnthropic {
   const api = new FakeAnthropic();
   beforeAll(async () => {
