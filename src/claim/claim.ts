@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import { BUSY, placeWhole, readHolderFile, removeAside, withMutex } from "../lock/dir-lock.js";
+import { LockBusy, placeWhole, readHolderFile, removeAside, withMutex } from "../lock/dir-lock.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
@@ -27,17 +27,17 @@ export type ClaimState =
   | { held: true; holder: null; liveness: "dead"; problem: string };
 
 const CLAIM = "claim";
-const BREAK_LOCK = "claim.break.lock";
+export const CLAIM_BREAK_LOCK = "claim.break.lock";
 /** A breaker holds the mutex for a read and a rename: a release waits this long for it. */
 const RELEASE_WAIT_MS = 5_000;
+/** A breaker waits this long for another's break or release (a read, a rename, a journal line). */
+const BREAK_WAIT_MS = 2_000;
 
 export function readClaim(stateDir: string): ClaimState {
   const file = readHolderFile(stateDir, CLAIM);
   if (file.state === "absent") return { held: false };
   if (file.state === "unreadable")
     return { held: true, holder: null, liveness: "dead", problem: file.problem };
-  if (file.state === "no_holder")
-    return { held: true, holder: null, liveness: "dead", problem: "claim/holder.json is missing" };
   const text = file.text;
   let raw: unknown;
   try {
@@ -112,20 +112,21 @@ export function tryAcquire(
 }
 
 function claimMutex(stateDir: string): string {
-  return join(stateDir, BREAK_LOCK);
+  return join(stateDir, CLAIM_BREAK_LOCK);
 }
 
 /**
  * Removes a claim whose holder is dead, pid-reused or unreadable, under the claim's mutex so two
  * breakers never remove a claim that a third process has just taken. Never a foreign or live one.
- * Returns the state that was broken, or null when the claim changed meanwhile.
+ * Returns the state that was broken, null when the claim changed meanwhile, or LockBusy when
+ * the mutex stayed held (by a live process) past a short wait.
  */
 export function breakStaleClaim(
   stateDir: string,
   seen: ClaimState,
   reason: string,
   now = Date.now(),
-): ClaimState | null {
+): ClaimState | null | LockBusy {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
   faultPoint("claim.break.before-mutex");
   const out = withMutex(
@@ -155,20 +156,22 @@ export function breakStaleClaim(
       );
       return current;
     },
-    { now },
+    { waitMs: BREAK_WAIT_MS },
   );
-  return out === BUSY ? null : out;
+  return out;
 }
 
 export type ReleaseResult =
   | { released: true; was: ClaimState; event: JournalEvent }
-  | { released: false; state: ClaimState | null };
+  | { released: false; state: ClaimState }
+  | { released: false; state: null; busy: LockBusy };
 
 /**
  * Compare-and-remove (issue 11): under the same mutex breaking takes, re-reads the claim and
  * removes it only when `mine` still accepts it, journaling `event` before the mutex goes. A
  * read-then-remove without it could remove a successor's claim taken after a break in between.
- * `state: null` means the mutex never came free. `interleave` lets a test act inside the window.
+ * `state: null` means the mutex never came free (`busy` names its holder). `interleave` lets a
+ * test act inside the window.
  */
 export function releaseClaimIf(
   stateDir: string,
@@ -187,9 +190,9 @@ export function releaseClaimIf(
       const journaled = appendEvent(stateDir, event(current), opts.now ?? Date.now());
       return { released: true, was: current, event: journaled };
     },
-    { waitMs: RELEASE_WAIT_MS, now: opts.now },
+    { waitMs: RELEASE_WAIT_MS },
   );
-  return out === BUSY ? { released: false, state: null } : out;
+  return out instanceof LockBusy ? { released: false, state: null, busy: out } : out;
 }
 
 /** Removes `claim/` in one step (rename aside, then delete), so no reader sees it half gone. */

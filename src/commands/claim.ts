@@ -2,6 +2,7 @@ import {
   breakStaleClaim,
   type ClaimState,
   claimAge,
+  type ReleaseResult,
   readClaim,
   releaseClaimIf,
   sameProcess,
@@ -10,6 +11,7 @@ import {
 import { openProgram } from "../config/context.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
 import { leaseAnswer, readLocalLease } from "../lease/local.js";
+import { LockBusy } from "../lock/dir-lock.js";
 import { findManager } from "../process/manager.js";
 import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
@@ -85,7 +87,9 @@ function acquire(values: ClaimValues, pid: number | undefined): number {
         ? `holder pid ${seen.holder.pid} is ${seen.liveness}`
         : `holder unreadable: ${seen.problem}`;
       // Whoever broke it (we or a concurrent breaker), the claim may now be free: try once.
-      breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`);
+      const broke = breakStaleClaim(program.stateDir, seen, `claim acquire --break-stale: ${why}`);
+      if (broke instanceof LockBusy)
+        throw new RefusedError(`${program.name}: ${broke.describe()}: try again`);
       result = tryAcquire(program.stateDir, me, Date.now(), epoch);
     }
   }
@@ -159,7 +163,7 @@ function release(values: ClaimValues, pid: number | undefined): number {
     (now) => now.held && now.holder !== null && sameProcess(now.holder, me),
     () => ({ type: "released", pid: me.pid, start_time: me.start_time }),
   );
-  if (!out.released) throw new RefusedError(`${program.name}: ${changedWhile(out.state)}`);
+  if (!out.released) throw new RefusedError(`${program.name}: ${changedWhile(out)}`);
   process.stdout.write(`${program.name}: released by pid ${me.pid}\n`);
   return EXIT.ok;
 }
@@ -187,13 +191,14 @@ function releaseByForce(
       ...(state.holder ? { pid: state.holder.pid, start_time: state.holder.start_time } : {}),
     }),
   );
-  if (!out.released) throw new RefusedError(`${name}: ${changedWhile(out.state)}`);
+  if (!out.released) throw new RefusedError(`${name}: ${changedWhile(out)}`);
   process.stdout.write(`${name}: claim removed by force (${describeHolder(state)})\n`);
   return EXIT.ok;
 }
 
 /** Why a release found the claim not as it was read (a break, or a break and a new holder). */
-function changedWhile(state: ClaimState | null): string {
-  if (state === null) return "the claim is being changed by another process; try again";
+function changedWhile(out: Extract<ReleaseResult, { released: false }>): string {
+  if (out.state === null) return `${out.busy.describe()}: try again`;
+  const state = out.state;
   return `the claim changed while releasing it (${state.held ? describeHolder(state) : "now not held"}); nothing removed`;
 }

@@ -69,7 +69,7 @@ export async function performHandOver(
   faultPoint("hand-over.after-release");
   if (!out.released)
     facts.notices.push(
-      `the claim was no longer ours to release: ${out.state ? holderOf(out.state) : "another process was changing it"}`,
+      `the claim was no longer ours to release: ${out.state ? holderOf(out.state) : out.busy.describe()}`,
     );
   return saveAnswer(program, facts, now);
 }

@@ -7,6 +7,7 @@ import { screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
+import { LockBusy } from "../lock/dir-lock.js";
 import { machineId } from "../process/identity.js";
 import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import { faultPoint } from "../util/fault-point.js";
@@ -16,6 +17,7 @@ import { stillDue } from "./abandon.js";
 import type { Decision } from "./decide.js";
 import type { Effect, StopEffect } from "./effects.js";
 import type { Facts } from "./facts.js";
+import { lockBusyEvent } from "./lock-busy.js";
 import { LIVE_RESTARTS } from "./rule-context.js";
 
 /** TERM, then KILL after this long (DESIGN §6 rule 9). */
@@ -42,6 +44,8 @@ interface Run {
   evidenceError: string | null;
   /** False once a claim break found the claim changed: then nothing is started. */
   claimClear: boolean;
+  /** Why the claim could not be broken, when its mutex was held: said by the start. */
+  busy?: string;
   /** A failure an effect put off so the effects after it still run (the fence's stop). */
   deferred?: unknown;
 }
@@ -187,7 +191,13 @@ const HANDLERS: Handlers = {
     const seen = readClaim(run.program.stateDir);
     if (!seen.held) return;
     const broken = breakStaleClaim(run.program.stateDir, seen, run.decision.reason);
-    if (broken) {
+    if (broken instanceof LockBusy) {
+      // Not "the claim changed": the claim is as it was, and this pass cannot break it now.
+      run.claimClear = false;
+      run.busy = `${broken.describe()}, so the claim could not be broken`;
+      run.journal(lockBusyEvent(broken, `${run.decision.decision}: not done: ${run.busy}`));
+      run.actions.push(`claim not broken: ${run.busy}`);
+    } else if (broken) {
       run.events.push({
         at: new Date().toISOString(),
         type: "claim_broken",
@@ -202,7 +212,11 @@ const HANDLERS: Handlers = {
   },
   async start(run, e) {
     if (!run.claimClear) {
-      run.actions.push("not started: the claim changed meanwhile");
+      run.actions.push(
+        run.busy
+          ? "not started: the next pass tries again"
+          : "not started: the claim changed meanwhile",
+      );
       return;
     }
     const { program } = run;

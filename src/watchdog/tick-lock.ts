@@ -1,9 +1,8 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { appendEvent } from "../journal/journal.js";
 import {
-  BUSY,
+  LockBusy,
   placeWhole,
   readHolderFile,
   releaseIfMine,
@@ -11,14 +10,11 @@ import {
   withMutex,
 } from "../lock/dir-lock.js";
 import { identityOf, livenessOf } from "../process/identity.js";
-import { faultPoint } from "../util/fault-point.js";
-import { isErrno } from "../util/fs.js";
 import { iso } from "../util/time.js";
 
 export const TICK_LOCK = "tick.lock";
-const BREAK_LOCK = "tick.lock.break";
-/** A lock directory still without holder.json is being made, unless it is older than this. */
-const MAKING_MS = 30_000;
+export const TICK_LOCK_BREAK = "tick.lock.break";
+const BREAK_LOCK = TICK_LOCK_BREAK;
 /**
  * A live holder's lock is broken only this long after its deadline: a tick ends itself at its
  * deadline (journals, pages, exits), so one still alive a minute later is hung (stopped, say).
@@ -49,12 +45,14 @@ export function readTickLock(
 ): TickLockState {
   const file = readHolderFile(stateDir, TICK_LOCK);
   if (file.state === "absent") return { held: false };
+  // A lock appears whole (dir-lock.ts): one without a readable holder is never being made.
   if (file.state === "unreadable")
-    return { held: true, live: false, holder: null, why: "unreadable" };
-  if (file.state === "no_holder")
-    return now - file.mtimeMs < MAKING_MS
-      ? { held: true, live: true, holder: null }
-      : { held: true, live: false, holder: null, why: "it has no holder.json" };
+    return {
+      held: true,
+      live: false,
+      holder: null,
+      why: `it has no readable holder (${file.problem})`,
+    };
   let holder: TickLockHolder;
   try {
     const parsed = holderSchema.safeParse(JSON.parse(file.text));
@@ -83,35 +81,27 @@ function isMine(stateDir: string, pid: number, at: string): boolean {
   return seen.held && seen.holder !== null && seen.holder.pid === pid && seen.holder.at === at;
 }
 
+/** What taking the tick lock gives: the lock, a live tick's hold, or a busy breakers' mutex. */
+export type TickLockTaken =
+  | { release(): void }
+  | { held: TickLockState & { held: true; live: true } }
+  | { busy: LockBusy };
+
 /**
- * Takes `tick.lock/` for this process, breaking a dead or overdue one (journaled). The lock
- * appears whole (dir-lock's placeWhole over the empty directory that took the name). Returns
- * `{ held }` when a live tick holds it.
+ * Takes `tick.lock/` for this process, breaking a dead, unreadable or overdue one (journaled).
+ * The lock appears whole (dir-lock's placeWhole). Returns `{ held }` when a live tick holds
+ * it, `{ busy }` when the mutex its breakers share is held (by a live process: one left by a
+ * killed process is broken at once).
  */
 export function acquireTickLock(
   stateDir: string,
   deadlineMs: number,
   now = Date.now(),
-): { release(): void } | { held: TickLockState } {
+): TickLockTaken {
   const me = identityOf(process.pid);
   if (!me) throw new Error("cannot read this process's own identity");
   const holder: TickLockHolder = { ...me, at: iso(now) };
-  const take = (): boolean => {
-    try {
-      mkdirSync(join(stateDir, TICK_LOCK), { mode: 0o700 });
-    } catch (err) {
-      if (isErrno(err, "EEXIST")) return false;
-      throw err;
-    }
-    faultPoint("tick-lock.made");
-    try {
-      return placeWhole(stateDir, TICK_LOCK, holder, "take");
-    } catch (err) {
-      // A full disk: an empty tick.lock/ would read as "being made" and hold off ticks for 30 s.
-      removeAside(stateDir, TICK_LOCK);
-      throw err;
-    }
-  };
+  const take = (): boolean => placeWhole(stateDir, TICK_LOCK, holder, "take");
   const lock = {
     release() {
       // Only our own lock, compared and removed under the breakers' mutex.
@@ -125,13 +115,13 @@ export function acquireTickLock(
   // watcher locked itself, and the timer, out until the lock aged past the deadline.
   if (seen.held && seen.holder?.pid === me.pid && seen.holder.start_time === me.start_time)
     seen = { held: true, live: false, holder: seen.holder, why: "this process left it" };
-  if (!seen.held) return take() ? lock : { held: readTickLock(stateDir, deadlineMs, now) };
+  if (!seen.held) return take() ? lock : heldNow(stateDir, deadlineMs, now);
   if (seen.live) return { held: seen };
   const stale = seen;
   // Break it under the mutex, so two breakers never remove a lock a third has just taken.
   const out = withMutex(
     join(stateDir, BREAK_LOCK),
-    (): { release(): void } | { held: TickLockState } => {
+    (): TickLockTaken => {
       const again = readTickLock(stateDir, deadlineMs, now);
       const mineAgain = again.held && again.holder?.pid === me.pid;
       if (again.held && again.live && !mineAgain) return { held: again };
@@ -147,11 +137,24 @@ export function acquireTickLock(
           now,
         );
       }
-      return take() ? lock : { held: readTickLock(stateDir, deadlineMs, now) };
+      return take() ? lock : heldNow(stateDir, deadlineMs, now);
     },
-    { now },
+    { waitMs: MUTEX_WAIT_MS },
   );
-  return out === BUSY ? { held: stale } : out;
+  return out instanceof LockBusy ? { busy: out } : out;
+}
+
+/** A breaker's critical section is a read and two renames: a pass waits this long for one. */
+const MUTEX_WAIT_MS = 2_000;
+
+/** After a lost race for the lock: whoever took it first (a live tick), or busy when unreadable. */
+function heldNow(stateDir: string, deadlineMs: number, now: number): TickLockTaken {
+  const seen = readTickLock(stateDir, deadlineMs, now);
+  if (seen.held && seen.live) return { held: seen };
+  // Taken, and its taker gone, in the instant between: the next pass finds it settled.
+  return {
+    busy: new LockBusy(TICK_LOCK, null, { problem: seen.held ? seen.why : "it came and went" }),
+  };
 }
 
 /** Removes `tick.lock/` only when this very process (pid and start time) holds it. */

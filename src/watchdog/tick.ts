@@ -1,7 +1,10 @@
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { firstSight } from "../config/last-valid.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { sweepLeftovers } from "../lock/dir-lock.js";
+import { hostStateDir } from "../usage/host-state.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -11,6 +14,7 @@ import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
 import { cadenceOf, currentGap } from "./gaps.js";
 import { cadenceMsOf, gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
+import { journalLockBusy } from "./lock-busy.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
 /** One program's line of `tick --json`/`status --json`. */
@@ -81,6 +85,26 @@ async function leaseOf(
   return leaseFacts(program, now, mode);
 }
 
+let hostSwept = false;
+
+/**
+ * What killed processes left (dir-lock.ts's sweep: temp files, unfinished or undeleted lock
+ * directories older than an hour): in this program's state, and once a run in the host's.
+ */
+function sweepLeftoversOf(program: ProgramContext): void {
+  sweepLeftovers(program.stateDir);
+  if (hostSwept) return;
+  hostSwept = true;
+  const host = hostStateDir();
+  let subs: string[] = [];
+  try {
+    subs = readdirSync(host);
+  } catch {
+    return;
+  }
+  for (const sub of subs) sweepLeftovers(join(host, sub));
+}
+
 /** The programs whose pass runs now: a deadline or a signal journals each of them. */
 export const inFlight = new Set<ProgramContext>();
 
@@ -121,10 +145,18 @@ export async function tickProgram(
       facts = await gather(program, now, lock.held);
       return report(facts, await judge(program, facts, now), []);
     }
+    if ("busy" in lock) {
+      // The breakers' mutex is held by a live process: said, journaled, and nothing done.
+      const reason = `${lock.busy.describe()}: this pass did not act; the next one tries again`;
+      events.push(journalLockBusy(program.stateDir, lock.busy, reason, now));
+      facts = await gather(program, now, { held: false });
+      return { ...report(facts, await judge(program, facts, now), []), decision: "locked", reason };
+    }
     let d: Decision;
     let actions: string[] = [];
     try {
       faultPoint("tick.locked");
+      sweepLeftoversOf(program);
       const invalid = journalConfigInvalid(program, now);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).

@@ -14,7 +14,7 @@ export interface Watched {
   root: string;
   stateDir: string;
   env: NodeJS.ProcessEnv;
-  /** The file SHEEPDOG_CLOCK_FILE names: `converge` steps it past a lock's staleness. */
+  /** The file SHEEPDOG_CLOCK_FILE names (the clock-step hook). */
   clockFile: string;
 }
 
@@ -105,48 +105,46 @@ export function checkAfterKill(w: Watched, killsSoFar: number): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The clock step the test's processes see (ms), and a way to step it further. */
-export function stepClock(w: Watched, byMs: number): void {
-  const now = existsSync(w.clockFile) ? Number(readFileSync(w.clockFile, "utf8")) || 0 : 0;
-  writeFileSync(w.clockFile, String(now + byMs));
-}
-
 export interface Converged {
   ticks: number;
   decisions: string[];
-  /** Times the clock was stepped past a lock's staleness rule (a lock that waits, not forever). */
-  clockSteps: number;
+}
+
+/** Whether a tick's report says a lock kept it from acting (rule 0, or a busy breakers' mutex). */
+export function lockedOut(report: { decision: string; actions: string[] }): boolean {
+  return (
+    report.decision === "locked" || report.actions.some((a) => a.startsWith("claim not broken"))
+  );
 }
 
 /**
- * Ticks until one live manager holds the claim and no other manager of the program runs. A lock
- * left by a killed process that only its age can clear (the tick lock being made, a break lock)
- * is waited out by stepping the test clock past its staleness. Throws after `maxTicks`.
+ * Ticks until one live manager holds the claim and no other manager of the program runs.
+ * Locks appear whole (src/lock/dir-lock.ts), so whatever a killed process left is broken by
+ * the next tick: a tick kept from acting by a lock twice in a row is a violation, as is no
+ * healthy manager after `maxTicks`.
  */
 export async function converge(w: Watched, maxTicks = 10): Promise<Converged> {
   const decisions: string[] = [];
-  let clockSteps = 0;
-  let stuck = 0;
+  let locked = 0;
   for (let i = 1; i <= maxTicks; i++) {
     const r = sheepdog(["tick", "--json"], { env: w.env });
     let decision = `exit ${r.code}`;
+    let report: { decision: string; actions: string[] } | null = null;
     try {
-      decision = JSON.parse(r.stdout).programs[0].decision;
+      report = JSON.parse(r.stdout).programs[0];
+      decision = report?.decision ?? decision;
     } catch {
       // recorded as the exit code
     }
     decisions.push(decision);
     if (r.stderr.includes("    at ")) throw new Error(`tick printed a stack trace: ${r.stderr}`);
+    locked = report && lockedOut(report) ? locked + 1 : 0;
+    if (locked >= 2)
+      throw new Error(`locked out twice in a row (${decisions.join(", ")}): ${r.stdout}`);
     // Give a start time to claim, and a refused duplicate time to exit.
     for (let wait = 0; wait < 40; wait++) {
-      if (healthy(w).length === 0) return { ticks: i, decisions, clockSteps };
+      if (healthy(w).length === 0) return { ticks: i, decisions };
       await sleep(100);
-    }
-    stuck = decision === "locked" || /not started/.test(r.stdout) ? stuck + 1 : 0;
-    if (stuck >= 2) {
-      stepClock(w, 61_000);
-      clockSteps++;
-      stuck = 0;
     }
   }
   throw new Error(
@@ -178,17 +176,6 @@ export function checkLocks(w: Watched): string[] {
   if (lock.held && lock.live && lock.holder && !isAlive(lock.holder.pid, lock.holder.start_time))
     v.push("tick.lock held by a dead tick");
   return v;
-}
-
-/**
- * Short locks a killed process can leave that only their age clears (they hold no pid): each
- * waits out its staleness (30–60 s) and never blocks for good; `converge` proves it by stepping
- * the clock. Reported for the tally, not as violations.
- */
-export function agedLocks(w: Watched): string[] {
-  return ["claim.break.lock", "tick.lock.break", "journal.rotate.lock"].filter((name) =>
-    existsSync(join(w.stateDir, name)),
-  );
 }
 
 /** Every ledger commit made so far is on the remote's branch (the next save pushes it). */

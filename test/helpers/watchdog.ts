@@ -100,18 +100,19 @@ export function isAlive(pid: number, start_time: string): boolean {
   return livenessOf({ pid, start_time, machine_id: machineId() }) === "alive";
 }
 
-/** Polls `check` every 100 ms until it returns a truthy value or `ms` pass. */
+/** Polls `check` every `everyMs` (100) until it returns a truthy value or `ms` pass. */
 export async function waitFor<T>(
   what: string,
   check: () => T,
   ms = 30_000,
+  everyMs = 100,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = check();
     if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 

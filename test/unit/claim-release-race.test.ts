@@ -85,7 +85,7 @@ describe("claim release races a break and a successor's acquire", () => {
     const stateDir = join(tempDir(), ".sheepdog");
     mkdirSync(stateDir, { recursive: true });
     tryAcquire(stateDir, old);
-    // A breaker that died holding the mutex: a stale one (mtime 0) is replaced, not waited for.
+    // A mutex left without a holder (an older sheepdog killed while making it): broken at once.
     mkdirSync(join(stateDir, "claim.break.lock"));
     const out = releaseClaimIf(
       stateDir,

@@ -1,0 +1,25 @@
+import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import type { LockBusy } from "../lock/dir-lock.js";
+
+/**
+ * `lock_busy {lock, pid?, since?, reason}`: a pass could not act because a lock was held (by
+ * a live process; one left by a killed process is broken at once). The one way it is written.
+ */
+export function lockBusyEvent(busy: LockBusy, reason: string) {
+  return {
+    type: "lock_busy",
+    lock: busy.lock,
+    ...(busy.holder ? { pid: busy.holder.pid } : {}),
+    ...(busy.holder?.at ? { since: busy.holder.at } : {}),
+    reason,
+  };
+}
+
+export function journalLockBusy(
+  stateDir: string,
+  busy: LockBusy,
+  reason: string,
+  now = Date.now(),
+): JournalEvent {
+  return appendEvent(stateDir, lockBusyEvent(busy, reason), now);
+}
