@@ -2,7 +2,7 @@
 // kill tests call `checkAfterKill` after every SIGKILL and `converge` + `checkHealthy` after the
 // ticks that follow; a soak script can call the same functions.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readClaim } from "../../src/claim/claim.js";
 import { readEvents } from "../../src/journal/journal.js";
