@@ -5,15 +5,17 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvent, readAllEvents, readEvents } from "../src/journal/journal.js";
 import { replay } from "../src/journal/replay.js";
+import { identityOf } from "../src/process/identity.js";
 import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
+import { asNew } from "./helpers/events.js";
 import { journalAppender, journalLines, killAll, track } from "./helpers/foundation.js";
+import { killStarted } from "./helpers/watchdog.js";
 
 let live: ChildProcess;
 let appender: string;
@@ -27,7 +29,13 @@ afterAll(killAll);
 function appendInProcesses(
   stateDir: string,
   n: number,
-  opts: { count: number; bytes: number; type?: string; env?: NodeJS.ProcessEnv },
+  opts: {
+    count: number;
+    bytes: number;
+    type?: string;
+    fields?: Record<string, unknown>;
+    env?: NodeJS.ProcessEnv;
+  },
 ): Promise<number[]> {
   return Promise.all(
     Array.from(
@@ -42,7 +50,8 @@ function appendInProcesses(
               String(opts.count),
               String(opts.bytes),
               `w${k}`,
-              opts.type ?? "bulk",
+              opts.type ?? "saved",
+              JSON.stringify(opts.fields ?? {}),
             ],
             { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, ...opts.env } },
           );
@@ -182,7 +191,7 @@ describe("rotation", () => {
       // The clock stepped back an hour between the intent and its outcome.
       appendEvent(p.stateDir, { type: "manager_started", launch_began: "b", pid: 7 }, now - 3.6e6);
       for (let i = 0; i < 12; i++)
-        appendEvent(p.stateDir, { type: "saved", pad: "p".repeat(100) }, now);
+        appendEvent(p.stateDir, asNew({ type: "saved", pad: "p".repeat(100) }), now);
     } finally {
       if (was === undefined) delete process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
       else process.env.SHEEPDOG_JOURNAL_MAX_BYTES = was;
@@ -239,19 +248,20 @@ describe("rotation", () => {
     expect(shown.some((e: { carried?: boolean }) => e.carried)).toBe(false);
   }, 120_000);
 
-  it("a rotation lock left by a rotator that died does not stop rotation for good", async () => {
+  it("a rotation lock left without a holder, or by a rotator that died, does not stop rotation", async () => {
     const p = tempProgram("stale-lock");
     const env = { ...p.env, ...tiny };
     save(env);
     const lock = join(p.stateDir, "journal.rotate.lock");
+    // Half-made (an older sheepdog killed between its mkdir and its holder.json): broken at once.
     mkdirSync(lock);
-    const old = new Date(Date.now() - 3_600_000);
-    utimesSync(lock, old, old);
     expect(await appendInProcesses(p.stateDir, 1, { count: 20, bytes: 200, env })).toEqual([0]);
     expect(existsSync(join(p.stateDir, "journal.1.jsonl"))).toBe(true);
     expect(existsSync(lock)).toBe(false);
-    // A fresh lock (another rotator at work) is left alone.
+    // A rotator's lock, whole, its rotator alive (at work): left alone.
+    const rotator = identityOf(live.pid as number);
     mkdirSync(lock);
+    writeFileSync(join(lock, "holder.json"), JSON.stringify(rotator));
     expect(await appendInProcesses(p.stateDir, 1, { count: 1, bytes: 10, env })).toEqual([0]);
     expect(existsSync(lock)).toBe(true);
   });
@@ -260,10 +270,12 @@ describe("rotation", () => {
     const p = tempProgram("cleared");
     const env = { ...p.env, ...tiny };
     save(env);
+    const until = new Date(Date.now() + 3_600_000).toISOString();
     for (const type of ["stood_down", "paused", "cleared", "unpaused"]) {
-      expect(await appendInProcesses(p.stateDir, 1, { count: 1, bytes: 10, type, env })).toEqual([
-        0,
-      ]);
+      const fields = type === "paused" ? { until, window: "five_hour" } : {};
+      expect(
+        await appendInProcesses(p.stateDir, 1, { count: 1, bytes: 10, type, fields, env }),
+      ).toEqual([0]);
     }
     for (let i = 0; i < 4; i++)
       expect(await appendInProcesses(p.stateDir, 1, { count: 10, bytes: 200, env })).toEqual([0]);
@@ -275,6 +287,45 @@ describe("rotation", () => {
     expect(out.stood_down).toBeNull();
     expect(out.pause).toBeNull();
   }, 120_000);
+});
+
+describe("an old journal whose lines do not fit the vocabulary (src/journal/events.ts)", () => {
+  it("never fails a tick: the lines are skipped, counted and said by tick, status and journal", () => {
+    const p = tempProgram("old", {
+      manager: { launcher: "command", command: ["sleep", "600"] },
+      watchdog: { interval: "1h", stale_after: "1h", claim_grace: "1h" },
+    });
+    freshState(p);
+    const lines = [
+      { at: ago(3_600_000), type: "saved", pid: "4242", progress: 3 },
+      { at: ago(3_000_000), type: "a_retired_event", note: "x" },
+      { at: ago(2_000_000), type: "finished", note: "done" },
+      { at: ago(1_000_000), type: "reopened" },
+    ];
+    writeFileSync(
+      join(p.stateDir, "journal.jsonl"),
+      `${lines.map((e) => JSON.stringify(e)).join("\n")}\n`,
+      { mode: 0o600 },
+    );
+    const said =
+      "the journal has 2 lines that are not an event sheepdog knows, skipped (journal.jsonl line 1: saved: pid: expected number)";
+    const t = sheepdog(["tick", "--json"], { env: p.env });
+    expect(t.code, t.stderr).toBe(0);
+    const report = JSON.parse(t.stdout).programs[0];
+    // The lines that fit still count: reopened after finished, so the tick starts a manager.
+    expect(report.decision).toBe("start");
+    expect(report.facts.journal_skipped).toEqual({
+      lines: 2,
+      first: "journal.jsonl line 1: saved: pid: expected number",
+    });
+    expect(t.stderr).toBe(`sheepdog tick: old: ${said}\n`);
+    const status = sheepdog(["status"], { env: p.env });
+    expect(status.stdout).toContain(`old: ${said}`);
+    const journal = sheepdog(["journal"], { env: p.env });
+    expect(journal.code).toBe(0);
+    expect(journal.stderr).toContain(`old: ${said}`);
+    killStarted(p.stateDir);
+  });
 });
 
 describe("sheepdog journal", () => {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { appendEvent, type JournalEvent, type NewEvent } from "../journal/journal.js";
 import { LockBusy, placeWhole, readHolderFile, removeAside, withMutex } from "../lock/dir-lock.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
@@ -176,7 +176,7 @@ export type ReleaseResult =
 export function releaseClaimIf(
   stateDir: string,
   mine: (state: ClaimState) => boolean,
-  event: (was: ClaimState) => { type: string; [field: string]: unknown },
+  event: (was: ClaimState) => NewEvent & { type: "released" },
   opts: { now?: number; interleave?: () => void } = {},
 ): ReleaseResult {
   const out = withMutex(

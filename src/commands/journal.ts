@@ -1,6 +1,6 @@
 import { openProgram } from "../config/context.js";
 import { EXIT } from "../errors.js";
-import { type JournalEvent, readAllEvents } from "../journal/journal.js";
+import { describeSkipped, type JournalEvent, readAllJournal } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
 import { localTime, localTimes } from "../util/local-time.js";
 import { parseSince } from "../util/since.js";
@@ -27,7 +27,8 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("journal", argv);
   const since = values.since === undefined ? Number.NEGATIVE_INFINITY : parseSince(values.since);
   const program = openProgram(values.program, { lastValid: true });
-  const events = readAllEvents(program.stateDir).filter((e) => Date.parse(e.at) >= since);
+  const journal = readAllJournal(program.stateDir);
+  const events = journal.events.filter((e) => Date.parse(e.at) >= since);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ program: program.name, events })}\n`);
   } else {
@@ -37,5 +38,7 @@ export async function run(argv: string[]): Promise<number> {
         `${program.name}: no events${values.since ? ` in the last ${values.since}` : ""}\n`,
       );
   }
+  const skipped = describeSkipped(journal.skipped);
+  if (skipped) process.stderr.write(`${program.name}: ${skipped}\n`);
   return EXIT.ok;
 }

@@ -1,5 +1,6 @@
 import { openProgramAt, selectRoots } from "../config/context.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
+import { describeSkipped } from "../journal/journal.js";
 import type { PageStatus } from "../page/status.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
@@ -217,6 +218,10 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(
     `${alignRows([header, ...reports.map((r, i) => row(r, now, dirs[i] ?? null, leased))], outputWidth(values.wide))}\n`,
   );
+  for (const r of reports) {
+    const skipped = r.facts?.journal_skipped && describeSkipped(r.facts.journal_skipped);
+    if (skipped) process.stdout.write(`${r.program}: ${localTimes(skipped)}\n`);
+  }
   process.stdout.write(`${reportHint(values)}\n`);
   return code;
 }

@@ -2,6 +2,7 @@ import { openProgramAt, type ProgramContext, selectRoots } from "../config/conte
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { leaseTtlNeeded } from "../config/warnings.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
+import { describeSkipped } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
 import {
   DURATION_EXPECTED,
@@ -193,9 +194,13 @@ export async function run(argv: string[]): Promise<number> {
   if (values.json) process.stdout.write(jsonReport(iso(startedAt), done));
   else if (done.length > 0) process.stdout.write(`${tickLines(done, outputWidth(values.wide))}\n`);
   else process.stdout.write("no programs found\n");
-  for (const r of done)
+  for (const r of done) {
     if ((r.decision === "tick_failed" || r.decision === "error") && !values.json)
       process.stderr.write(`sheepdog tick: ${r.program}: ${r.reason}\n`);
+    // An old journal's lines that no reader accepts never fail a tick, but they are said.
+    const skipped = r.facts?.journal_skipped && describeSkipped(r.facts.journal_skipped);
+    if (skipped) process.stderr.write(`sheepdog tick: ${r.program}: ${skipped}\n`);
+  }
   // A pass given up may still hold the event loop (a hung child, a socket): the run is over.
   if (gaveUp) await exitFlushed(code);
   return code;

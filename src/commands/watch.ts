@@ -1,6 +1,7 @@
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { allProgramRoots, resolveProgramRoot } from "../config/resolve.js";
 import { EXIT, UsageError } from "../errors.js";
+import { describeSkipped } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
@@ -40,6 +41,7 @@ export async function run(argv: string[]): Promise<number> {
   const stopWaitMs = Number(process.env.SHEEPDOG_WATCH_STOP_MS) || STOP_WAIT_MS;
   const json = values.json === true;
 
+  const skippedSaid = new Map<string, number>();
   let abandoning = false;
   const abandon = async (why: string): Promise<void> => {
     if (abandoning) return; // already journaling, paging and releasing: exit comes next
@@ -66,6 +68,12 @@ export async function run(argv: string[]): Promise<number> {
       }
       if (o.report.decision === "tick_failed" || o.report.decision === "error")
         process.stderr.write(`sheepdog watch: ${o.report.program}: ${o.report.reason}\n`);
+      // Skipped journal lines are said when their count changes, not at every pass.
+      const skipped = o.report.facts?.journal_skipped;
+      if (skipped && skippedSaid.get(o.report.root) !== skipped.lines) {
+        skippedSaid.set(o.report.root, skipped.lines);
+        process.stderr.write(`sheepdog watch: ${o.report.program}: ${describeSkipped(skipped)}\n`);
+      }
     },
     onProblem: (root, problem) => process.stderr.write(`sheepdog watch: ${root}: ${problem}\n`),
     onAdded: (root) => json || line(`watching ${root}`),

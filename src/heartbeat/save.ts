@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, readEvents } from "../journal/journal.js";
-import { replay } from "../journal/replay.js";
+import { replay, STATE_EVENT_TYPES } from "../journal/replay.js";
 import { type LeaseAnswer, leaseAnswer, readLocalLease } from "../lease/local.js";
 import type { ProcessIdentity } from "../process/identity.js";
 import { seatOf } from "../usage/seat.js";
@@ -205,7 +205,8 @@ export async function gatherSaveFacts(
 /** The answer save and hand-over print: the facts plus the watchdog's word (pause, stand-down). */
 export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: number): SaveResult {
   const notices = [...facts.notices];
-  const state = replay(readEvents(program.stateDir));
+  // Only the events replay reads: a month's saves are most of a journal, and not checked here.
+  const state = replay(readEvents(program.stateDir, STATE_EVENT_TYPES));
   const pause =
     state.paused && Date.parse(String(state.paused.until)) > now
       ? { until: String(state.paused.until), reason: String(state.paused.reason ?? "") }

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { JOURNAL, parseJournal, readEvents, rotatedName } from "./journal.js";
-import { type ReplayedState, replay } from "./replay.js";
+import { JOURNAL, parseJournalText, readEvents, rotatedName } from "./journal.js";
+import { type ReplayedState, replay, STATE_EVENT_TYPES } from "./replay.js";
 
 /**
  * The replayed state of a journal that a long wait looks at again and again (`sheepdog wait`,
@@ -30,7 +30,7 @@ export function followReplay(stateDir: string): () => ReplayedState {
     const prev = statOf(previous);
     const prevMark = prev ? `${prev.ino}:${prev.size}` : "";
     if (state === null || !st || st.ino !== ino || st.size < offset || prevMark !== rotated) {
-      state = replay(readEvents(stateDir));
+      state = replay(readEvents(stateDir, STATE_EVENT_TYPES));
       ino = st?.ino ?? -1;
       offset = st?.size ?? 0;
       rotated = prevMark;
@@ -48,7 +48,8 @@ export function followReplay(stateDir: string): () => ReplayedState {
     // Whole lines only: a line being written is read next time, whole.
     const end = buf.subarray(0, n).lastIndexOf(0x0a) + 1;
     if (end === 0) return state;
-    state = replay(parseJournal(buf.subarray(0, end).toString("utf8")), state);
+    const text = buf.subarray(0, end).toString("utf8");
+    state = replay(parseJournalText(text, { types: STATE_EVENT_TYPES }).events, state);
     offset += end;
     return state;
   };

@@ -3,17 +3,11 @@ import { join } from "node:path";
 import { withMutex } from "../lock/dir-lock.js";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
 import { isErrno } from "../util/fs.js";
-import { appendLines, parseJsonl } from "../util/jsonl.js";
+import { appendLines } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
+import { checkEvent, type EventType, type JournalEvent, type NewEvent } from "./events.js";
 
-/** One journal line: every event has `at` (ISO-8601 UTC) and `type`. */
-export interface JournalEvent {
-  at: string;
-  type: string;
-  /** Set on an event copied forward when the journal rotated. */
-  carried?: boolean;
-  [field: string]: unknown;
-}
+export type { EventOf, EventType, JournalEvent, NewEvent } from "./events.js";
 
 export const JOURNAL = "journal.jsonl";
 const ROTATED_KEPT = 5;
@@ -33,7 +27,7 @@ export function rotatedName(n: number): string {
  */
 export function appendEvent(
   stateDir: string,
-  event: { type: string; [field: string]: unknown },
+  event: NewEvent,
   now: number = Date.now(),
 ): JournalEvent {
   const full: JournalEvent = { at: iso(now), ...event } as JournalEvent;
@@ -54,48 +48,126 @@ export function appendEvent(
   return full;
 }
 
-/** Parses JSONL, skipping lines that are not whole JSON objects (a torn last line above all). */
+/**
+ * Lines that are whole JSON but not events sheepdog knows (an old journal's, a hand edit's):
+ * skipped, and counted here so the caller can say so. Torn lines (a writer killed mid-line) are
+ * expected and skipped without a count.
+ */
+export interface SkippedLines {
+  lines: number;
+  /** The first one: file, line number and why (`journal.jsonl line 12: saved: pid: expected number`). */
+  first: string | null;
+}
+
+export interface JournalRead {
+  events: JournalEvent[];
+  skipped: SkippedLines;
+}
+
+/**
+ * Parses journal text: the lines that are events (events.ts), in order. `types` keeps only
+ * those types (the rest are not checked: a hot reader pays only for what it reads).
+ */
+export function parseJournalText(
+  text: string,
+  opts: { file?: string; types?: ReadonlySet<EventType> } = {},
+): JournalRead {
+  const events: JournalEvent[] = [];
+  const skipped: SkippedLines = { lines: 0, first: null };
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (!line.trim()) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      continue; // torn
+    }
+    if (opts.types && !opts.types.has((v as { type?: unknown } | null)?.type as EventType))
+      continue;
+    const checked = checkEvent(v);
+    if ("event" in checked) events.push(checked.event);
+    else {
+      skipped.lines++;
+      skipped.first ??= `${opts.file ?? JOURNAL} line ${i + 1}: ${checked.problem}`;
+    }
+  }
+  return { events, skipped };
+}
+
+/** The events of journal text (see parseJournalText), skipping what is not one. */
 export function parseJournal(text: string): JournalEvent[] {
-  return parseJsonl(text, isEvent);
+  return parseJournalText(text).events;
 }
 
-function isEvent(v: unknown): v is JournalEvent {
-  const e = v as JournalEvent;
-  return !!e && typeof e === "object" && typeof e.type === "string" && typeof e.at === "string";
-}
-
-function readOne(path: string): JournalEvent[] {
+function readOne(stateDir: string, n: number, types?: ReadonlySet<EventType>): JournalRead {
+  const file = rotatedName(n);
   try {
-    return parseJournal(readFileSync(path, "utf8"));
+    return parseJournalText(readFileSync(join(stateDir, file), "utf8"), { file, types });
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return [];
+    if (isErrno(err, "ENOENT")) return { events: [], skipped: { lines: 0, first: null } };
     throw err;
   }
 }
 
+function addSkipped(to: SkippedLines, more: SkippedLines): void {
+  to.lines += more.lines;
+  to.first ??= more.first;
+}
+
 /**
- * The events the watchdog replays: the previous rotation and the current file. Rotation
- * copies each type's newest event forward, so older state is never lost.
+ * The events the watchdog replays: the previous rotation and the current file, and what was
+ * skipped in them. Rotation copies each type's newest event forward, so older state is never
+ * lost. `types`: only these (a hot command that reads a few).
  */
-export function readEvents(stateDir: string): JournalEvent[] {
-  const previous = readOne(join(stateDir, rotatedName(1)));
-  const current = readOne(join(stateDir, JOURNAL));
+export function readJournal(stateDir: string, types?: ReadonlySet<EventType>): JournalRead {
+  const previous = readOne(stateDir, 1, types);
+  const current = readOne(stateDir, 0, types);
   // Append order is the truth (a clock stepped back must not reorder a resume before its
   // stand-down). Each file's carried copies come from the file before it, so they go first:
   // the previous file's copies, then the current file's, then each file's own events.
   const carried = (events: JournalEvent[]) => events.filter((e) => e.carried);
   const own = (events: JournalEvent[]) => events.filter((e) => !e.carried);
-  return [...carried(previous), ...carried(current), ...own(previous), ...own(current)];
+  const skipped = { ...previous.skipped };
+  addSkipped(skipped, current.skipped);
+  return {
+    events: [
+      ...carried(previous.events),
+      ...carried(current.events),
+      ...own(previous.events),
+      ...own(current.events),
+    ],
+    skipped,
+  };
+}
+
+/** readJournal's events alone. */
+export function readEvents(stateDir: string, types?: ReadonlySet<EventType>): JournalEvent[] {
+  return readJournal(stateDir, types).events;
 }
 
 /** Every event kept, oldest first, without the copies made at rotation (for people). */
-export function readAllEvents(stateDir: string): JournalEvent[] {
-  const out: JournalEvent[] = [];
+export function readAllJournal(stateDir: string): JournalRead {
+  const events: JournalEvent[] = [];
+  const skipped: SkippedLines = { lines: 0, first: null };
   for (let n = ROTATED_KEPT; n >= 0; n--) {
-    const events = readOne(join(stateDir, rotatedName(n)));
-    for (const e of events) if (!e.carried) out.push(e);
+    const one = readOne(stateDir, n);
+    for (const e of one.events) if (!e.carried) events.push(e);
+    addSkipped(skipped, one.skipped);
   }
-  return out;
+  return { events, skipped };
+}
+
+export function readAllEvents(stateDir: string): JournalEvent[] {
+  return readAllJournal(stateDir).events;
+}
+
+/** `N lines of the journal are not events sheepdog knows; skipped (the first: …)`. */
+export function describeSkipped(s: SkippedLines): string | null {
+  if (s.lines === 0) return null;
+  const lines = s.lines === 1 ? "1 line" : `${s.lines} lines`;
+  return `the journal has ${lines} that ${s.lines === 1 ? "is" : "are"} not an event sheepdog knows, skipped (${s.first})`;
 }
 
 function rotateIfLarge(stateDir: string, path: string): void {
@@ -119,7 +191,7 @@ function rotateIfLarge(stateDir: string, path: string): void {
     }
     if (now < maxBytes()) return;
     // The file about to drop out of replay's view hands its newest event of each type forward.
-    const leaving = readOne(join(stateDir, rotatedName(1)));
+    const leaving = readOne(stateDir, 1).events;
     // Kept in append order, which is the truth (a clock stepped back must not put a start
     // before its intent): each by the place of its last occurrence.
     const newest = new Map<string, { e: JournalEvent; i: number }>();

@@ -1,4 +1,4 @@
-import type { JournalEvent } from "./journal.js";
+import type { EventOf, EventType, JournalEvent } from "./events.js";
 
 /**
  * Program state derived by replaying the journal (DESIGN §2: never stored twice).
@@ -6,21 +6,31 @@ import type { JournalEvent } from "./journal.js";
  */
 export interface ReplayedState {
   /** `finished` not followed by `reopened`. */
-  finished: JournalEvent | null;
+  finished: EventOf<"finished"> | null;
   /** `stood_down` not followed by `cleared`. */
-  stoodDown: JournalEvent | null;
+  stoodDown: EventOf<"stood_down"> | null;
   /** `paused` not followed by `unpaused`. */
-  paused: JournalEvent | null;
+  paused: EventOf<"paused"> | null;
   /**
    * The last `unpaused` a person made (`sheepdog unpause`): it overrides every reading and
    * refusal recorded before it (DESIGN §5).
    */
-  unpausedByPerson: JournalEvent | null;
+  unpausedByPerson: EventOf<"unpaused"> | null;
 }
 
+/** The event types replay() reads: a reader that needs only its state reads only these. */
+export const STATE_EVENT_TYPES: ReadonlySet<EventType> = new Set([
+  "finished",
+  "reopened",
+  "stood_down",
+  "cleared",
+  "paused",
+  "unpaused",
+] satisfies EventType[]);
+
 /** Whether an `unpaused` event was a person's (`by: "person"`; older ones only said so). */
-export function isPersonsUnpause(e: JournalEvent): boolean {
-  return e.type === "unpaused" && (e.by === "person" || e.reason === "unpaused by a person");
+export function isPersonsUnpause(e: EventOf<"unpaused">): boolean {
+  return e.by === "person" || e.reason === "unpaused by a person";
 }
 
 /** Replays the latest-wins pairs of events. */
@@ -158,23 +168,23 @@ export interface PauseSpan {
   to: string;
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
-
-function startRecord(e: JournalEvent): StartRecord {
+/** A start's record, from its intent or from what its launch journaled. */
+function startRecord(e: EventOf<"manager_starting"> | EventOf<"manager_started">): StartRecord {
   const r: StartRecord = {
     at: e.at,
-    reason: str(e.reason) ?? "",
+    reason: e.reason ?? "",
     planned: e.planned === true,
-    launcher: str(e.launcher) ?? "command",
+    launcher: e.launcher ?? "command",
   };
-  if (num(e.pid) !== null) r.pid = e.pid as number;
+  if (e.mono_ms !== undefined) r.mono_ms = e.mono_ms;
+  if (e.boot !== undefined) r.boot = e.boot;
+  if (e.launch_began !== undefined) r.launch_began = e.launch_began;
+  if (e.type === "manager_starting") return r;
+  if (e.pid !== undefined) r.pid = e.pid;
   if (e.exited === true) r.exited = true;
-  if (num(e.mono_ms) !== null) r.mono_ms = e.mono_ms as number;
-  if (typeof e.boot === "string" || e.boot === null) r.boot = e.boot as string | null;
-  for (const k of ["start_time", "pane", "window", "agent", "unit", "launch_began"] as const) {
-    const v = str(e[k]);
-    if (v !== null) r[k] = v;
+  for (const k of ["start_time", "pane", "window", "agent", "unit"] as const) {
+    const v = e[k];
+    if (v !== undefined) r[k] = v;
   }
   return r;
 }
@@ -237,7 +247,7 @@ class Replay {
         this.claimed(e);
         break;
       case "saved":
-        if (this.open && num(e.pid) === this.open.pid) this.firstProgress(this.open, e);
+        if (this.open && e.pid === this.open.pid) this.firstProgress(this.open, e);
         break;
       case "hand_over":
         this.handOver(e);
@@ -268,7 +278,7 @@ class Replay {
       case "nudged":
       case "api_errors":
       case "blocked":
-        h.activity_events = { ...h.activity_events, [e.type]: { at: e.at, pid: num(e.pid) } };
+        h.activity_events = { ...h.activity_events, [e.type]: { at: e.at, pid: e.pid ?? null } };
         break;
     }
   }
@@ -277,12 +287,12 @@ class Replay {
    * A start's intent, journaled before its launch: until its outcome is journaled it is the
    * last start (rule 12 waits for it to claim; rule 11's hand-over has its start underway).
    */
-  private starting(e: JournalEvent): void {
+  private starting(e: EventOf<"manager_starting">): void {
     const h = this.h;
     this.countIntent(); // an intent before it that no outcome followed: cut short
     this.intent = {
       prev: [h.last_start, h.claimed_since_last_start, h.hand_over_since_last_start],
-      launch_began: str(e.launch_began),
+      launch_began: e.launch_began ?? null,
       counted: false,
     };
     h.last_start = { ...startRecord(e), intent: true };
@@ -305,17 +315,17 @@ class Replay {
   }
 
   /** The tick journaled the pending intent cut short: it is over, with nothing to stop. */
-  private cutShort(e: JournalEvent): void {
+  private cutShort(e: EventOf<"start_cut_short">): void {
     const s = this.h.last_start;
-    if (!s?.intent || (s.launch_began ?? s.at) !== str(e.launch_began)) return;
+    if (!s?.intent || (s.launch_began ?? s.at) !== e.launch_began) return;
     this.countIntent();
     this.intent = null;
     this.h.last_start = { ...s, cut_short: true };
   }
 
-  private started(e: JournalEvent): void {
+  private started(e: EventOf<"manager_started">): void {
     const h = this.h;
-    const own = this.intent !== null && this.intent.launch_began === str(e.launch_began);
+    const own = this.intent !== null && this.intent.launch_began === (e.launch_began ?? null);
     // Another launch's intent, never resolved, was cut short; this launch's own is this start.
     if (!own) this.countIntent();
     const counted = own && this.intent?.counted === true;
@@ -328,7 +338,7 @@ class Replay {
     // arrival, and its manager may claim meanwhile. A claim after the launch began is this
     // start's, so a later manual release is a release, not "never claimed" (the command
     // launcher, whose start is journaled first, already read it so).
-    const began = str(e.launch_began);
+    const began = e.launch_began ?? null;
     h.claimed_since_last_start =
       began !== null &&
       this.lastClaimAt !== null &&
@@ -339,21 +349,21 @@ class Replay {
   }
 
   /** A usage pause (one with a window; a person's `pause` names none: its manager may work). */
-  private paused(e: JournalEvent): void {
-    const until = str(e.until);
-    if (str(e.window) === null || until === null || Number.isNaN(Date.parse(until))) return;
+  private paused(e: EventOf<"paused">): void {
+    const until = e.until;
+    if (typeof e.window !== "string" || Number.isNaN(Date.parse(until))) return;
     this.h.pauses.push({ from: e.at, to: until });
     if (this.h.pauses.length > MAX_PAUSES) this.h.pauses.shift();
   }
 
   /** A pause ended before its `until` (a person's unpause) ends there. */
-  private unpaused(e: JournalEvent): void {
+  private unpaused(e: EventOf<"unpaused">): void {
     const last = this.h.pauses.at(-1);
     if (last && Date.parse(e.at) < Date.parse(last.to) && Date.parse(e.at) >= Date.parse(last.from))
       last.to = e.at;
   }
 
-  private startFailed(e: JournalEvent): void {
+  private startFailed(e: EventOf<"manager_start_failed">): void {
     const h = this.h;
     // The launch its intent announced failed: the last start is again the one before it. One
     // that claimed first was counted then: the failure is not a second start.
@@ -367,11 +377,7 @@ class Replay {
     // The hand-over it followed has had its start: retries are unplanned, so guarded.
     h.hand_over_since_last_start = null;
     if (!counted) this.unplanned(e.at);
-    h.last_failed_start = {
-      at: e.at,
-      launcher: str(e.launcher) ?? "command",
-      reason: str(e.reason) ?? "",
-    };
+    h.last_failed_start = { at: e.at, launcher: e.launcher ?? "command", reason: e.reason ?? "" };
   }
 
   private unplanned(at: string): void {
@@ -379,7 +385,7 @@ class Replay {
     if (this.h.unplanned_starts.length > MAX_UNPLANNED) this.h.unplanned_starts.shift();
   }
 
-  private claimed(e: JournalEvent): void {
+  private claimed(e: EventOf<"claimed">): void {
     const h = this.h;
     this.countIntent(); // a claim during a launch not yet journaled: it was a start
     h.claimed_since_last_start = true;
@@ -387,8 +393,8 @@ class Replay {
     h.last_failed_start = null;
     this.end("replaced", e.at);
     const open: ManagerRecord = {
-      pid: num(e.pid) ?? 0,
-      start_time: str(e.start_time),
+      pid: e.pid,
+      start_time: e.start_time ?? null,
       claimed_at: e.at,
       first_progress: null,
       ended: null,
@@ -401,37 +407,37 @@ class Replay {
   }
 
   /** Records a manager's first progress fingerprint (from its first save or its hand-over). */
-  private firstProgress(m: ManagerRecord, e: JournalEvent): void {
+  private firstProgress(m: ManagerRecord, e: EventOf<"saved"> | EventOf<"hand_over">): void {
     if (this.saw.has(m)) return;
-    m.first_progress = str(e.progress);
+    m.first_progress = e.progress ?? null;
     this.saw.add(m);
   }
 
-  private handOver(e: JournalEvent): void {
-    const pid = num(e.pid);
+  private handOver(e: EventOf<"hand_over">): void {
+    const pid = e.pid ?? null;
     const open = this.open;
     const mine = open !== null && (pid === null || pid === open.pid) ? open : null;
     this.h.hand_over_since_last_start = {
       at: e.at,
       pid,
-      start_time: str(e.start_time) ?? mine?.start_time ?? null,
+      start_time: e.start_time ?? mine?.start_time ?? null,
       claimed_at: mine?.claimed_at ?? null,
-      context_tokens: num(e.context_tokens),
-      note: str(e.note) ?? "",
-      progress: str(e.progress),
+      context_tokens: e.context_tokens ?? null,
+      note: e.note ?? "",
+      progress: e.progress ?? null,
     };
     if (mine) {
       this.firstProgress(mine, e);
-      mine.hand_over_progress = str(e.progress);
+      mine.hand_over_progress = e.progress ?? null;
       this.end("hand_over", e.at);
     }
   }
 
-  private released(e: JournalEvent): void {
+  private released(e: EventOf<"released">): void {
     // The release that follows a hand-over names the start time an older hand-over lacks.
     const hand = this.h.hand_over_since_last_start;
-    if (hand && hand.start_time === null && hand.pid !== null && num(e.pid) === hand.pid)
-      hand.start_time = str(e.start_time);
+    if (hand && hand.start_time === null && hand.pid !== null && e.pid === hand.pid)
+      hand.start_time = e.start_time ?? null;
     this.end(e.type, e.at);
   }
 

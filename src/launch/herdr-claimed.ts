@@ -3,7 +3,9 @@
 // than the transcript (Claude may write it where the arrival check does not look): a start whose
 // manager claimed is a success, and its pane is never closed for a failed arrival check.
 import { readClaim } from "../claim/claim.js";
-import { readEvents } from "../journal/journal.js";
+import { type EventType, readEvents } from "../journal/journal.js";
+
+const CLAIMED: ReadonlySet<EventType> = new Set(["claimed"]);
 
 export interface ClaimWatch {
   stateDir: string;
@@ -27,5 +29,7 @@ export function holdsClaim(w: ClaimWatch, proc?: StartedProcess | null): boolean
 /** The claim now, or a `claimed` event since the launch began (it may be released or dead). */
 export function managerClaimed(w: ClaimWatch, proc?: StartedProcess | null): boolean {
   if (holdsClaim(w, proc)) return true;
-  return readEvents(w.stateDir).some((e) => e.type === "claimed" && Date.parse(e.at) >= w.sinceMs);
+  return readEvents(w.stateDir, CLAIMED).some(
+    (e) => e.type === "claimed" && Date.parse(e.at) >= w.sinceMs,
+  );
 }

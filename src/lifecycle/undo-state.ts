@@ -2,33 +2,36 @@
 // stood down, paused) with one journal event, and says what it ended, or that there was none.
 import { openProgram } from "../config/context.js";
 import { EXIT } from "../errors.js";
-import { appendEvent, type JournalEvent, readEvents } from "../journal/journal.js";
-import { type ReplayedState, replay } from "../journal/replay.js";
+import { appendEvent, type JournalEvent, type NewEvent, readEvents } from "../journal/journal.js";
+import { type ReplayedState, replay, STATE_EVENT_TYPES } from "../journal/replay.js";
 import { parseCommandArgs } from "../util/args.js";
 
-export interface UndoSpec {
+export interface UndoSpec<H extends JournalEvent> {
   command: "reopen" | "resume" | "unpause";
   /** The state it ends, from the replayed journal; null: nothing to end. */
-  held: (state: ReplayedState) => JournalEvent | null;
+  held: (state: ReplayedState) => H | null;
   /** The `--json` key that says whether it was ended (`reopened`, `cleared`, `unpaused`). */
   key: string;
   /** The line for people when there is nothing to end. */
   nothing: (program: string) => string;
   /** The event it journals, from the state it ends. */
-  event: (held: JournalEvent, note: string | undefined) => { type: string; [k: string]: unknown };
+  event: (held: H, note: string | undefined) => NewEvent;
   /** What `--json` says the ended state was. */
-  was: (held: JournalEvent) => Record<string, unknown>;
+  was: (held: H) => Record<string, unknown>;
   /** The line for people once it is done. */
-  done: (program: string, held: JournalEvent) => string;
+  done: (program: string, held: H) => string;
   /** Whether the event goes to the pages hook (a cleared stand-down pages "resumed"). */
   pages?: boolean;
 }
 
-export async function undoState(spec: UndoSpec, argv: string[]): Promise<number> {
+export async function undoState<H extends JournalEvent>(
+  spec: UndoSpec<H>,
+  argv: string[],
+): Promise<number> {
   const { values } = parseCommandArgs(spec.command, argv);
   const note = "note" in values ? (values.note as string | undefined) : undefined;
   const program = openProgram(values.program, { create: true });
-  const held = spec.held(replay(readEvents(program.stateDir)));
+  const held = spec.held(replay(readEvents(program.stateDir, STATE_EVENT_TYPES)));
   const print = (out: Record<string, unknown>) =>
     process.stdout.write(`${JSON.stringify({ program: program.name, ...out })}\n`);
   if (!held) {

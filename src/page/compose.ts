@@ -1,25 +1,39 @@
 import { basename, dirname } from "node:path";
 import { sheepdogHome } from "../config/resolve.js";
-import type { JournalEvent } from "../journal/journal.js";
+import type { EventOf, EventType, JournalEvent } from "../journal/journal.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
 import { LIVE_RESTARTS } from "../watchdog/rule-context.js";
 import type { Page } from "./ntfy.js";
 
-/** The kinds of page; de-duplication and retries are per program and kind. */
-export type PageKind =
-  | "stood_down"
-  | "tick_failed"
-  | "stuck_restart"
-  | "paused"
-  | "cleared"
-  | "finished"
-  | "start_failed"
-  | "config_invalid"
-  | "api_errors"
-  | "blocked"
-  | "lease_lost"
-  | "lease_taken_over";
+/**
+ * The kinds of page, each with the journal event it is composed from (kindOf says which events
+ * call for one); de-duplication and retries are per program and kind.
+ */
+const PAGED_FROM = {
+  stood_down: "stood_down",
+  tick_failed: "tick_failed",
+  stuck_restart: "manager_stopped",
+  paused: "paused",
+  cleared: "cleared",
+  finished: "finished",
+  start_failed: "manager_start_failed",
+  config_invalid: "config_invalid",
+  api_errors: "api_errors",
+  blocked: "blocked",
+  lease_lost: "lease_lost",
+  lease_taken_over: "lease_acquired",
+} as const satisfies Record<string, EventType>;
+
+export type PageKind = keyof typeof PAGED_FROM;
+type PagedFrom = typeof PAGED_FROM;
+
+/** Every kind of page (docs/pages.md lists each; test/docs.test.ts holds them to it). */
+export const PAGE_KINDS = Object.keys(PAGED_FROM) as PageKind[];
+
+export function isPageKind(v: unknown): v is PageKind {
+  return typeof v === "string" && Object.hasOwn(PAGED_FROM, v);
+}
 
 /** What `--program` value names this program in a command a person will copy from a phone. */
 export function programArg(name: string, root: string, env = process.env): string {
@@ -30,8 +44,11 @@ export function programArg(name: string, root: string, env = process.env): strin
 
 /** The first non-empty text among the fields an event uses to say why. */
 export function reasonOf(e: JournalEvent): string | null {
-  for (const key of ["reason", "note", "error", "message"]) {
-    const v = e[key];
+  for (const v of [
+    "reason" in e ? e.reason : undefined,
+    "note" in e ? e.note : undefined,
+    "error" in e ? e.error : undefined,
+  ]) {
     if (typeof v === "string" && v.trim()) return clip(v.trim(), 1000);
   }
   return null;
@@ -49,7 +66,7 @@ function clip(text: string, max: number): string {
  */
 export function isStuckStop(e: JournalEvent): boolean {
   return (
-    e.type === "manager_stopped" && LIVE_RESTARTS.includes(String(e.decision)) && e.planned !== true
+    e.type === "manager_stopped" && LIVE_RESTARTS.includes(e.decision ?? "") && e.planned !== true
   );
 }
 
@@ -90,27 +107,38 @@ function lines(...parts: (string | null | false)[]): string {
   return parts.filter((p): p is string => typeof p === "string" && p !== "").join("\n");
 }
 
-/** What a page is composed from. */
-interface PageInput {
-  e: JournalEvent;
+/** What a page of kind K is composed from. */
+interface PageInput<K extends PageKind> {
+  e: EventOf<PagedFrom[K]>;
   name: string;
   arg: string;
   why: string | null;
   now: number;
 }
 
-/** Title, message (what happened, why, the one command that answers it), priority and tags. */
+/**
+ * Title, message (what happened, why, the one command that answers it), priority and tags.
+ * `e` is the event kindOf found the kind in (a `page_failed` keeps the page itself instead).
+ */
 export function composePage(
   kind: PageKind,
   e: JournalEvent,
   program: { name: string; arg: string },
   now: number,
 ): Page {
-  return composers[kind]({ e, name: program.name, arg: program.arg, why: reasonOf(e), now });
+  if (e.type !== PAGED_FROM[kind]) throw new Error(`a ${kind} page is not made from ${e.type}`);
+  const compose = composers[kind] as (p: PageInput<PageKind>) => Page;
+  return compose({
+    e: e as EventOf<PagedFrom[PageKind]>,
+    name: program.name,
+    arg: program.arg,
+    why: reasonOf(e),
+    now,
+  });
 }
 
 /** One composer per kind of page. */
-const composers: Record<PageKind, (p: PageInput) => Page> = {
+const composers: { [K in PageKind]: (p: PageInput<K>) => Page } = {
   stood_down: ({ name, arg, why }) => {
     return {
       title: `${name} stood down`,
@@ -124,7 +152,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   config_invalid: ({ e, name, arg, why }) => {
-    const file = typeof e.file === "string" ? e.file : "program.json";
+    const file = e.file ?? "program.json";
     return {
       title: `${name}: program.json is invalid`,
       message: lines(
@@ -149,7 +177,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   stuck_restart: ({ e, name, arg, why }) => {
-    const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+    const pid = e.pid !== undefined ? ` (pid ${e.pid})` : "";
     const what =
       e.decision === "restart_idle"
         ? "an idle"
@@ -168,7 +196,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   api_errors: ({ e, name, arg, why }) => {
-    const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
+    const pid = e.pid !== undefined ? ` (pid ${e.pid})` : "";
     return {
       title: `${name}: the manager is getting API errors`,
       message: lines(
@@ -181,8 +209,8 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   blocked: ({ e, name, arg, why }) => {
-    const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
-    const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+    const pid = e.pid !== undefined ? ` (pid ${e.pid})` : "";
+    const screen = e.screen?.trim() ? e.screen.trimEnd() : null;
     return {
       title: `${name}: the manager waits for a person`,
       message: lines(
@@ -196,7 +224,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   lease_lost: ({ e, name, arg, why }) => {
-    const holder = typeof e.holder === "string" ? ` ${e.holder} holds it now.` : "";
+    const holder = e.holder !== undefined ? ` ${e.holder} holds it now.` : "";
     return {
       title: `${name}: this host lost the lease`,
       message: lines(
@@ -209,7 +237,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   lease_taken_over: ({ e, name, arg, why }) => {
-    const from = typeof e.from === "string" ? e.from : "another host";
+    const from = e.from ?? "another host";
     return {
       title: `${name} moved here from ${from}`,
       message: lines(
@@ -223,7 +251,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
   },
   paused: ({ e, name, arg, why, now }) => {
     const usage = e.window !== undefined || /limit|usage|%/i.test(why ?? "");
-    const until = typeof e.until === "string" ? e.until : undefined;
+    const until = e.until;
     return {
       title: usage ? `${name} paused at a usage limit` : `${name} paused`,
       message: lines(
@@ -236,7 +264,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
     };
   },
   start_failed: ({ e, name, arg, why }) => {
-    const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+    const screen = e.screen?.trim() ? e.screen.trimEnd() : null;
     return {
       title: `${name}: the manager did not start`,
       message: lines(
@@ -277,7 +305,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
 
 /** The stand-down page again, saying it is a reminder and for how long it has held. */
 export function composeReminder(
-  standDown: JournalEvent,
+  standDown: EventOf<"stood_down">,
   n: number,
   of: number,
   program: { name: string; arg: string },

@@ -1,5 +1,5 @@
 import type { ProgramContext } from "../config/context.js";
-import { appendEvent, type JournalEvent, readEvents } from "../journal/journal.js";
+import { appendEvent, type JournalEvent, type NewEvent, readEvents } from "../journal/journal.js";
 import { programArg } from "./compose.js";
 import { PageError, pingHeartbeat, publish, readToken, scrub } from "./ntfy.js";
 import { type Attempt, planPages } from "./plan.js";
@@ -22,7 +22,7 @@ export async function afterEvents(
   const now = opts.now ?? Date.now();
   // A tick's `now` is when it began; a page journaled after its acts must not sort before them.
   const stamp = () => Math.max(now, Date.now());
-  const journal = (event: { type: string; [field: string]: unknown }) => {
+  const journal = (event: NewEvent) => {
     try {
       out.push(appendEvent(program.stateDir, event, stamp()));
     } catch {
@@ -66,7 +66,7 @@ async function send(
   program: ProgramContext,
   ntfy: NonNullable<NonNullable<ProgramContext["config"]["page"]>["ntfy"]>,
   attempts: Attempt[],
-  journal: (event: { type: string; [field: string]: unknown }) => void,
+  journal: (event: NewEvent) => void,
 ): Promise<void> {
   let token: string | null = null;
   let tokenError: string | null = null;

@@ -1,7 +1,7 @@
-import type { JournalEvent } from "../journal/journal.js";
+import type { EventOf, JournalEvent } from "../journal/journal.js";
 import { type ReplayedState, replay } from "../journal/replay.js";
 import { parseIso } from "../util/time.js";
-import { composePage, composeReminder, kindOf, type PageKind } from "./compose.js";
+import { composePage, composeReminder, isPageKind, kindOf, type PageKind } from "./compose.js";
 import type { Page } from "./ntfy.js";
 
 /** The page settings the plan reads (Policy's fields, in ms and counts). */
@@ -21,53 +21,23 @@ export interface Attempt {
   reminder?: number;
 }
 
-const KINDS = new Set<string>([
-  "stood_down",
-  "tick_failed",
-  "stuck_restart",
-  "paused",
-  "cleared",
-  "finished",
-  "start_failed",
-  "config_invalid",
-  "api_errors",
-  "blocked",
-  "lease_lost",
-  "lease_taken_over",
-]);
-
-function isPageKind(v: unknown): v is PageKind {
-  return typeof v === "string" && KINDS.has(v);
-}
-
-function isPage(v: unknown): v is Page {
-  const p = v as Page;
-  return (
-    !!p &&
-    typeof p.title === "string" &&
-    typeof p.message === "string" &&
-    typeof p.priority === "number" &&
-    Array.isArray(p.tags)
-  );
-}
-
 /** What the journal says about pages: never stored twice, always derived (DESIGN §2). */
 export interface PageHistory {
   /** Newest `paged` event of each kind. */
-  lastPaged: Map<PageKind, JournalEvent>;
+  lastPaged: Map<PageKind, EventOf<"paged">>;
   /** Newest `paged` of each kind that still holds back a repeat (a resume ends it for stand-downs). */
-  cooling: Map<PageKind, JournalEvent>;
-  /** Per kind, the newest `page_failed` that no `paged` of that kind followed. */
-  pending: Map<PageKind, JournalEvent>;
+  cooling: Map<PageKind, EventOf<"paged">>;
+  /** Per kind, the newest `page_failed` (with its page) that no `paged` of that kind followed. */
+  pending: Map<PageKind, EventOf<"page_failed"> & { page: Page }>;
   state: ReplayedState;
   /** Reminders delivered since the current stand-down began. */
   remindersSent: number;
 }
 
 export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
-  const lastPaged = new Map<PageKind, JournalEvent>();
-  const cooling = new Map<PageKind, JournalEvent>();
-  const pending = new Map<PageKind, JournalEvent>();
+  const lastPaged = new Map<PageKind, EventOf<"paged">>();
+  const cooling = new Map<PageKind, EventOf<"paged">>();
+  const pending = new Map<PageKind, EventOf<"page_failed"> & { page: Page }>();
   const state = replay(journal);
   const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
   let remindersSent = 0;
@@ -75,15 +45,14 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
     // A person's resume ends that incident: the next stand-down is news, so it pages even
     // inside the cooldown. (Pauses come and go on their own; they keep their cooldown.)
     if (e.type === "cleared") cooling.delete("stood_down");
-    if (!isPageKind(e.kind)) return;
-    if (e.type === "paged") {
+    if (e.type === "paged" && isPageKind(e.kind)) {
       lastPaged.set(e.kind, e);
       cooling.set(e.kind, e);
       pending.delete(e.kind);
       if (e.kind === "stood_down" && standDownAt >= 0 && i > standDownAt && e.reminder)
         remindersSent++;
-    } else if (e.type === "page_failed" && isPage(e.page)) {
-      pending.set(e.kind, e);
+    } else if (e.type === "page_failed" && isPageKind(e.kind) && e.page) {
+      pending.set(e.kind, { ...e, page: e.page });
     }
   });
   return { lastPaged, cooling, pending, state, remindersSent };
@@ -140,7 +109,7 @@ export function planPages(input: {
 
   for (const [kind, failed] of history.pending) {
     if (attempted.has(kind) || !stillRelevant(kind, history.state)) continue;
-    const attempt: Attempt = { kind, page: failed.page as Page, retry: true };
+    const attempt: Attempt = { kind, page: failed.page, retry: true };
     if (typeof failed.reminder === "number") attempt.reminder = failed.reminder;
     attempts.push(attempt);
     attempted.add(kind);

@@ -1,5 +1,5 @@
 import type { ProgramContext } from "../config/context.js";
-import { type JournalEvent, readEvents } from "../journal/journal.js";
+import { type EventOf, type JournalEvent, readEvents } from "../journal/journal.js";
 import { iso } from "../util/time.js";
 import { nextReminderAt, type PagePolicy, pageHistory, stillRelevant } from "./plan.js";
 
@@ -22,15 +22,15 @@ export function pageStatusOf(
   configured: boolean,
 ): PageStatus {
   const h = pageHistory(journal);
-  let last: JournalEvent | null = null;
+  let last: EventOf<"paged"> | null = null;
   for (const e of h.lastPaged.values()) if (!last || e.at > last.at) last = e;
   const undelivered = [...h.pending]
     .filter(([kind]) => stillRelevant(kind, h.state))
     .map(([kind, e]) => ({
       at: e.at,
       kind,
-      title: String((e.page as { title?: unknown }).title ?? ""),
-      error: String(e.error ?? ""),
+      title: e.page.title,
+      error: e.error ?? "",
     }));
   const due = configured ? nextReminderAt(h, policy) : null;
   return {
@@ -39,7 +39,7 @@ export function pageStatusOf(
       ? {
           at: last.at,
           kind: String(last.kind),
-          title: String(last.title ?? ""),
+          title: last.title ?? "",
           priority: Number(last.priority),
         }
       : null,

@@ -1,4 +1,4 @@
-import type { JournalEvent } from "../journal/journal.js";
+import type { EventOf } from "../journal/journal.js";
 import { formatDuration } from "../util/duration.js";
 import { stamp } from "../util/local-time.js";
 
@@ -40,7 +40,6 @@ export interface SpellBar {
   ended_at: string | null;
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const later = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b);
 
 /** The spells still open while the journal is replayed, one per bar at most. */
@@ -50,12 +49,15 @@ export type OpenSpells = Map<SpellBar, IdleSpell>;
  * A `nudged` or `restart_idle` event about `b`: opens its spell, or (a nudge in a spell a
  * restart opened) adds the nudge. A spell never starts before the bar's last sign of life.
  */
-export function onIdleEvent(open: OpenSpells, b: SpellBar, e: JournalEvent): void {
-  const nudge = e.type === "nudged";
+export function onIdleEvent(
+  open: OpenSpells,
+  b: SpellBar,
+  e: EventOf<"nudged"> | EventOf<"restart_idle">,
+): void {
   let s = open.get(b);
   if (!s) {
     s = {
-      from: later(str(e.since) ?? e.at, b.last_seen_at),
+      from: later(e.since ?? e.at, b.last_seen_at),
       to: e.at,
       ongoing: true,
       outcome: "ongoing",
@@ -66,10 +68,10 @@ export function onIdleEvent(open: OpenSpells, b: SpellBar, e: JournalEvent): voi
     open.set(b, s);
     b.idle.push(s);
   }
-  if (nudge && s.nudged_at === null) {
+  if (e.type === "nudged" && s.nudged_at === null) {
     s.nudged_at = e.at;
-    s.nudge_via = str(e.via);
-    s.nudge_error = str(e.error);
+    s.nudge_via = e.via ?? null;
+    s.nudge_error = e.error ?? null;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { JournalEvent } from "../journal/journal.js";
+import type { EventOf, JournalEvent } from "../journal/journal.js";
 import {
   closeAtWindowEnd,
   closeEnded,
@@ -131,8 +131,6 @@ export interface TimelineInput {
   pages_configured?: boolean;
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const ms = (at: string): number => Date.parse(at);
 
 /** `152k`, `1.2M`, `800`. */
@@ -214,11 +212,15 @@ type Building = Omit<ManagerBar, "ending" | "ending_label" | "replaced_after_ms"
   replaced_after_ms: number | null;
 };
 
-function newBar(n: number, e: JournalEvent): Building {
+/** The events a bar begins with: a start, a failed start, a claim. */
+type BarEvent = EventOf<"manager_started"> | EventOf<"manager_start_failed"> | EventOf<"claimed">;
+
+function newBar(n: number, e: BarEvent): Building {
+  const started = e.type === "manager_started" ? e : null;
   return {
     n,
-    pid: num(e.pid),
-    start_time: str(e.start_time),
+    pid: e.type === "manager_start_failed" ? null : (e.pid ?? null),
+    start_time: e.type === "manager_start_failed" ? null : (e.start_time ?? null),
     started_at: null,
     claimed_at: null,
     last_seen_at: e.at,
@@ -227,7 +229,7 @@ function newBar(n: number, e: JournalEvent): Building {
     planned: null,
     start_reason: null,
     launcher: null,
-    pane: str(e.pane) ?? str(e.window) ?? null,
+    pane: started?.pane ?? started?.window ?? null,
     saves: 0,
     last_tokens: null,
     hand_over_tokens: null,
@@ -285,7 +287,7 @@ function end(b: Building | undefined, ending: Ending, at: string, note: string |
 }
 
 function applyEvent(r: Replaying, e: JournalEvent): void {
-  const b = openBar(r, num(e.pid));
+  const b = openBar(r, "pid" in e ? (e.pid ?? null) : null);
   switch (e.type) {
     case "manager_started":
     case "manager_start_failed":
@@ -298,43 +300,43 @@ function applyEvent(r: Replaying, e: JournalEvent): void {
       if (b && b.claimed_at !== null) {
         b.saves++;
         b.last_seen_at = e.at;
-        b.last_tokens = num(e.context_tokens) ?? b.last_tokens;
+        b.last_tokens = e.context_tokens ?? b.last_tokens;
         onWake(r.spells, b, e.at);
       }
       break;
     case "hand_over":
       if (b) {
-        b.hand_over_tokens = num(e.context_tokens);
+        b.hand_over_tokens = e.context_tokens ?? null;
         b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
         b.last_seen_at = e.at;
         onWake(r.spells, b, e.at);
       }
-      end(b, "hand_over", e.at, str(e.note));
+      end(b, "hand_over", e.at, e.note ?? null);
       break;
     case "finished":
-      end(b, "finished", e.at, str(e.note));
+      end(b, "finished", e.at, e.note ?? null);
       break;
     case "released":
-      end(b, "released", e.at, e.forced ? `removed by a person: ${str(e.note) ?? ""}` : null);
+      end(b, "released", e.at, e.forced ? `removed by a person: ${e.note ?? ""}` : null);
       break;
     case "manager_stopped":
-      end(b, stoppedEnding(e), e.at, str(e.reason));
+      end(b, stoppedEnding(e), e.at, e.reason ?? null);
       break;
     case "claim_broken":
-      end(b, "dead", e.at, str(e.reason));
+      end(b, "dead", e.at, e.reason ?? null);
       break;
     case "nudged":
     case "restart_idle":
       if (b && b.claimed_at !== null) onIdleEvent(r.spells, b, e);
       break;
     case "restart_wedged":
-      if (b) b.wedged_since = str(e.since);
+      if (b) b.wedged_since = e.since ?? null;
       break;
     case "stood_down": {
       // A stand-down replaces an unplanned start, which only a dead holder (or none) calls
       // for: a manager still holding the claim here was found dead, and its claim is left.
       const holder = r.bars.findLast((x) => x.ending === null && x.claimed_at !== null);
-      end(holder, "dead", e.at, str(e.reason));
+      end(holder, "dead", e.at, e.reason ?? null);
       // A start that never claimed is over too: nothing is started until `resume`, so its
       // bar must not run on across the whole stand-down.
       for (const x of r.bars)
@@ -344,21 +346,24 @@ function applyEvent(r: Replaying, e: JournalEvent): void {
   }
 }
 
-function onStart(bars: Building[], e: JournalEvent): void {
+function onStart(
+  bars: Building[],
+  e: EventOf<"manager_started"> | EventOf<"manager_start_failed">,
+): void {
   // A start that never claimed and was never stopped is over when the next start comes.
   for (const b of bars)
     if (b.ending === null && b.claimed_at === null) end(b, "never_claimed", e.at, null);
   const b = newBar(bars.length + 1, e);
   b.started_at = e.at;
   b.planned = e.type === "manager_started" ? e.planned === true : false;
-  b.start_reason = str(e.reason);
-  b.launcher = str(e.launcher);
+  b.start_reason = e.reason ?? null;
+  b.launcher = e.launcher ?? null;
   bars.push(b);
-  if (e.type === "manager_start_failed") end(b, "start_failed", e.at, str(e.reason));
+  if (e.type === "manager_start_failed") end(b, "start_failed", e.at, e.reason ?? null);
 }
 
-function onClaim(bars: Building[], e: JournalEvent): void {
-  const pid = num(e.pid);
+function onClaim(bars: Building[], e: EventOf<"claimed">): void {
+  const pid = e.pid;
   // Another manager's claim replaces whoever still held it without an end we saw.
   for (const b of bars)
     if (b.ending === null && b.claimed_at !== null && b.pid !== pid) end(b, "replaced", e.at, null);
@@ -372,7 +377,7 @@ function onClaim(bars: Building[], e: JournalEvent): void {
     bars.push(b);
   }
   b.pid = pid;
-  b.start_time = str(e.start_time) ?? b.start_time;
+  b.start_time = e.start_time ?? b.start_time;
   b.claimed_at = e.at;
   b.last_seen_at = e.at;
 }
@@ -385,11 +390,11 @@ const STOPPED_AS: Record<string, Ending> = {
   leased_elsewhere: "lease_lost",
 };
 
-function stoppedEnding(e: JournalEvent): Ending {
+function stoppedEnding(e: EventOf<"manager_stopped">): Ending {
   if (e.planned === true) return "stopped_for_pause";
-  const as = STOPPED_AS[str(e.decision) ?? ""];
+  const as = STOPPED_AS[e.decision ?? ""];
   if (as) return as;
-  if (typeof e.reason === "string" && e.reason.includes("never claimed")) return "never_claimed";
+  if (e.reason?.includes("never claimed")) return "never_claimed";
   return "stopped";
 }
 
@@ -449,19 +454,19 @@ function programSpans(events: readonly JournalEvent[], to: number): Span[] {
   for (const e of events) {
     switch (e.type) {
       case "paused":
-        begin("paused", e, str(e.reason) ?? "paused", { until: str(e.until) });
+        begin("paused", e, e.reason ?? "paused", { until: e.until });
         break;
       case "unpaused":
         close("paused", e.at);
         break;
       case "stood_down":
-        begin("stood_down", e, str(e.reason) ?? "stood down");
+        begin("stood_down", e, e.reason ?? "stood down");
         break;
       case "cleared":
         close("stood_down", e.at);
         break;
       case "finished":
-        begin("finished", e, str(e.note) ?? "finished");
+        begin("finished", e, e.note ?? "finished");
         break;
       case "reopened":
         close("finished", e.at);
@@ -480,13 +485,13 @@ function programSpans(events: readonly JournalEvent[], to: number): Span[] {
   return spans;
 }
 
-function sleepGap(e: JournalEvent): Span {
-  const from = str(e.from) ?? e.at;
-  const discounted = num(e.discounted_ms) ?? 0;
+function sleepGap(e: EventOf<"sleep_gap">): Span {
+  const from = e.from ?? e.at;
+  const discounted = e.discounted_ms ?? 0;
   return {
     kind: "sleep_gap",
     from,
-    to: str(e.to) ?? e.at,
+    to: e.to ?? e.at,
     ongoing: false,
     reason: `the watchdog did not run (the host slept or its timer was held back)`,
     discounted_ms: discounted,
@@ -497,8 +502,8 @@ function tokenPoints(events: readonly JournalEvent[]): TokenPoint[] {
   const out: TokenPoint[] = [];
   for (const e of events) {
     if (e.type !== "saved" && e.type !== "hand_over") continue;
-    const t = num(e.context_tokens);
-    if (t !== null) out.push({ at: e.at, pid: num(e.pid), context_tokens: t });
+    const t = e.context_tokens;
+    if (typeof t === "number") out.push({ at: e.at, pid: e.pid ?? null, context_tokens: t });
   }
   return out;
 }
@@ -507,26 +512,25 @@ function markersOf(events: readonly JournalEvent[]): Marker[] {
   const out: Marker[] = [];
   for (const e of events) {
     if (e.type === "paged") {
-      const text = str(e.title) ?? str(e.kind) ?? "page";
+      const text = e.title ?? e.kind ?? "page";
       out.push({
         at: e.at,
         kind: "paged",
-        page_kind: str(e.kind),
+        page_kind: e.kind ?? null,
         text,
-        priority: num(e.priority),
+        priority: e.priority ?? null,
       });
     } else if (e.type === "page_failed") {
-      const page = e.page as { title?: unknown; priority?: unknown } | undefined;
-      const text = `not delivered: ${str(page?.title) ?? str(e.kind) ?? "page"} (${str(e.error) ?? "?"})`;
+      const text = `not delivered: ${e.page?.title ?? e.kind ?? "page"} (${e.error ?? "?"})`;
       out.push({
         at: e.at,
         kind: "page_failed",
-        page_kind: str(e.kind),
+        page_kind: e.kind ?? null,
         text,
-        priority: num(page?.priority),
+        priority: e.page?.priority ?? null,
       });
     } else if (e.type === "tick_failed") {
-      const text = `tick failed: ${str(e.error) ?? "?"}`;
+      const text = `tick failed: ${e.error ?? "?"}`;
       out.push({ at: e.at, kind: "tick_failed", page_kind: null, text, priority: null });
     }
   }

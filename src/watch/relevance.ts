@@ -1,24 +1,20 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { parseJournal } from "../journal/journal.js";
+import { type EventType, PASS_EVENT_TYPES } from "../journal/events.js";
+import { jsonValues } from "../util/jsonl.js";
 
 /**
- * Events only a watchdog pass writes. A pass's own journal lines must not trigger another pass
- * (a page that keeps failing would otherwise run passes back to back); anything else in the
- * journal was written by a manager or a person (a hand-over, a finish, a resume) and does.
+ * Events only a watchdog pass writes (`by: "pass"` in journal/events.ts). A pass's own journal
+ * lines must not trigger another pass (a page that keeps failing would otherwise run passes
+ * back to back); anything else in the journal was written by a manager or a person (a
+ * hand-over, a finish, a resume), or is not known, and does.
  */
-export const OWN_EVENT_TYPES: ReadonlySet<string> = new Set([
-  "manager_started",
-  "manager_start_failed",
-  "manager_stopped",
-  "claim_broken",
-  "paged",
-  "page_failed",
-  "tick_failed",
-  "tick_lock_broken",
-  "stood_down",
-  "heartbeat_failed",
-]);
+export const OWN_EVENT_TYPES: ReadonlySet<EventType> = PASS_EVENT_TYPES;
+
+function isOwn(v: unknown): boolean {
+  const type = (v as { type?: unknown } | null)?.type;
+  return typeof type === "string" && OWN_EVENT_TYPES.has(type as EventType);
+}
 
 /**
  * Whether a changed path under a program's root can change what a pass decides. What a pass
@@ -64,8 +60,10 @@ export function journalChange(
     if (st.size === mark.size) return { relevant: false, mark: now };
     const buf = Buffer.alloc(st.size - mark.size);
     readSync(fd, buf, 0, buf.length, mark.size);
-    const events = parseJournal(buf.toString("utf8"));
-    return { relevant: events.some((e) => !OWN_EVENT_TYPES.has(e.type)), mark: now };
+    // Every whole line counts, checked or not: one a reader would skip wakes a pass for nothing.
+    for (const v of jsonValues(buf.toString("utf8")))
+      if (!isOwn(v)) return { relevant: true, mark: now };
+    return { relevant: false, mark: now };
   } finally {
     closeSync(fd);
   }

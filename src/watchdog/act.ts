@@ -1,7 +1,7 @@
 import { breakStaleClaim, readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
-import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { appendEvent, type JournalEvent, type NewEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
 import { screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
@@ -37,7 +37,7 @@ interface Run {
   now: number;
   events: JournalEvent[];
   actions: string[];
-  journal: (event: { type: string; [k: string]: unknown }) => JournalEvent;
+  journal: (event: NewEvent) => JournalEvent;
   /** Where keep_evidence put the holder's evidence, for its stop's journal entry. */
   evidence: string | null;
   /** Why no evidence could be kept (a full disk, a folder it cannot write): said, never fatal. */

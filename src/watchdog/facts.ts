@@ -1,3 +1,4 @@
+import type { SkippedLines } from "../journal/journal.js";
 import type { History } from "../journal/replay.js";
 import type { MergeLockState } from "../merge-lock/lock.js";
 import type { PageStatus } from "../page/status.js";
@@ -22,6 +23,11 @@ export interface Facts {
   config_invalid?: { file: string; error: string };
   /** A person's last `sheepdog unpause`: readings and refusals before it do not limit (§5). */
   unpaused_by_person_at?: string;
+  /**
+   * Lines of the journal that are not events sheepdog knows (an old or hand-edited journal):
+   * skipped by every reader, counted here so the tick and status say so. Absent: none.
+   */
+  journal_skipped?: SkippedLines;
   /** The cadence the last tick ran at (last-tick.json `cadence_ms`): see `cadenceOf`. */
   last_tick_cadence_ms?: number;
   /**

@@ -4,7 +4,7 @@ import * as z from "zod/mini";
 import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
-import { type JournalEvent, readEvents } from "../journal/journal.js";
+import { type JournalEvent, readJournal } from "../journal/journal.js";
 import { type History, history, replay } from "../journal/replay.js";
 import { isZombie, livenessOf, machineId, processInfo } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
@@ -160,7 +160,8 @@ export async function gather(
   now: number,
   lock: TickLockState = readTickLock(program.stateDir, program.policy.tickDeadline, now),
 ): Promise<Facts> {
-  const events: JournalEvent[] = readEvents(program.stateDir);
+  const journal = readJournal(program.stateDir);
+  const events: JournalEvent[] = journal.events;
   const state = replay(events);
   const claim = claimFactsOf(program.stateDir);
   const seat = seatOf(program.config);
@@ -189,6 +190,7 @@ export async function gather(
       : {}),
     ...(override !== undefined ? { unpaused_by_person_at: iso(override) } : {}),
     ...(lastCadence !== undefined ? { last_tick_cadence_ms: lastCadence } : {}),
+    ...(journal.skipped.lines > 0 ? { journal_skipped: journal.skipped } : {}),
     gaps: gapsOf(last),
     finished: state.finished
       ? { at: state.finished.at, note: text(state.finished.note) || null }

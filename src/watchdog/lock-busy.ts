@@ -7,7 +7,7 @@ import type { LockBusy } from "../lock/dir-lock.js";
  */
 export function lockBusyEvent(busy: LockBusy, reason: string) {
   return {
-    type: "lock_busy",
+    type: "lock_busy" as const,
     lock: busy.lock,
     ...(busy.holder ? { pid: busy.holder.pid } : {}),
     ...(busy.holder?.at ? { since: busy.holder.at } : {}),

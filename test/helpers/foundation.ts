@@ -151,9 +151,11 @@ export async function journalAppender(): Promise<string> {
   writeFileSync(
     entry,
     `import { appendEvent } from ${JSON.stringify(resolve("src/journal/journal.ts"))};
-const [dir, count, bytes, tag, type] = process.argv.slice(2);
+const [dir, count, bytes, tag, type, fields] = process.argv.slice(2);
 const pad = "x".repeat(Number(bytes));
-for (let i = 0; i < Number(count); i++) appendEvent(dir, { type: type || "bulk", tag, i, pad });
+const extra = JSON.parse(fields || "{}");
+for (let i = 0; i < Number(count); i++)
+  appendEvent(dir, { type: type || "saved", tag, i, pad, ...extra });
 `,
   );
   const out = join(dir, "appender.mjs");

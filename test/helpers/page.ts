@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { openProgramAt, type ProgramContext } from "../../src/config/context.js";
 import { appendEvent, type JournalEvent, readEvents } from "../../src/journal/journal.js";
 import { tempProgram } from "./cli.js";
+import { asNew, type LooseEvent, loose } from "./events.js";
 
 /** A program with a `page` section, its state directory created, loaded as the CLI would. */
 export function pagedProgram(page: Record<string, unknown>, name = "catalog") {
@@ -19,11 +20,11 @@ export function journal(
   event: { type: string; [field: string]: unknown },
   now = Date.now(),
 ): JournalEvent {
-  return appendEvent(ctx.stateDir, event, now);
+  return appendEvent(ctx.stateDir, asNew(event), now);
 }
 
-export function eventsOf(ctx: ProgramContext, type?: string): JournalEvent[] {
-  const all = readEvents(ctx.stateDir);
+export function eventsOf(ctx: ProgramContext, type?: string): LooseEvent[] {
+  const all = loose(readEvents(ctx.stateDir));
   return type ? all.filter((e) => e.type === type) : all;
 }
 

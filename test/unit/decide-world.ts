@@ -1,8 +1,10 @@
 // The fixed moment, policy and journal-event maker the decide tables share (rules 0–13, 9a–9c).
+
 import type { JournalEvent } from "../../src/journal/journal.js";
 import { history } from "../../src/journal/replay.js";
 import type { DecidePolicy } from "../../src/watchdog/decide.js";
 import type { Facts } from "../../src/watchdog/facts.js";
+import { asEvent } from "../helpers/events.js";
 
 export const MIN = 60_000;
 export const NOW = Date.parse("2026-11-30T12:00:00.000Z");
@@ -26,15 +28,8 @@ export const POLICY: DecidePolicy = {
 };
 
 /** A journal event `m` minutes before NOW. */
-export const ev = (
-  m: number,
-  type: string,
-  fields: Record<string, unknown> = {},
-): JournalEvent => ({
-  at: ago(m),
-  type,
-  ...fields,
-});
+export const ev = (m: number, type: string, fields: Record<string, unknown> = {}): JournalEvent =>
+  asEvent({ at: ago(m), type, ...fields });
 
 /** Facts at NOW from `events`: no claim, no heartbeat, a tick 5m ago, unless `over` says so. */
 export function factsAt(events: readonly JournalEvent[], over: Partial<Facts> = {}): Facts {

@@ -1,11 +1,15 @@
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { afterEvents } from "../../src/page/hooks.js";
+import { afterEvents as afterEventsTyped } from "../../src/page/hooks.js";
 import { pageStatus } from "../../src/page/status.js";
 import { tempDir } from "../helpers/cli.js";
+import { loose } from "../helpers/events.js";
 import { ntfyServer, useNtfyServer } from "../helpers/ntfy-server.js";
 import { eventsOf, journal, journalText, pagedProgram } from "../helpers/page.js";
+
+const afterEvents = async (...args: Parameters<typeof afterEventsTyped>) =>
+  loose(await afterEventsTyped(...args));
 
 const TOKEN = "tk_pagehookssecret0123456789";
 const TOKEN_ENV = "SHEEPDOG_TEST_NTFY_TOKEN";

@@ -3,6 +3,7 @@ import type { JournalEvent } from "../../src/journal/journal.js";
 import { kindOf } from "../../src/page/compose.js";
 import { type PagePolicy, planPages } from "../../src/page/plan.js";
 import { pageStatusOf } from "../../src/page/status.js";
+import { asEvent } from "../helpers/events.js";
 
 const H = 3_600_000;
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
@@ -11,7 +12,7 @@ const program = { name: "catalog", arg: "catalog" };
 
 /** An event at T0 + hours. */
 function ev(hours: number, type: string, fields: Record<string, unknown> = {}): JournalEvent {
-  return { at: new Date(T0 + hours * H).toISOString(), type, ...fields };
+  return asEvent({ at: new Date(T0 + hours * H).toISOString(), type, ...fields });
 }
 const page = { title: "catalog stood down", message: "m", priority: 5, tags: ["rotating_light"] };
 
@@ -72,7 +73,7 @@ describe("kindOf", () => {
   ];
   for (const [e, kind] of rows) {
     it(`${e.type} ${e.reason ?? ""} → ${kind}`, () => {
-      expect(kindOf({ at: "", ...e })).toBe(kind);
+      expect(kindOf(asEvent({ at: "", ...e }))).toBe(kind);
     });
   }
 });

@@ -1,18 +1,19 @@
 // The pure part of `sheepdog report`: journal events in, bars, spans, markers and numbers out.
+
 import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/journal/journal.js";
 import { escapeHtml } from "../../src/report/escape.js";
 import { reportHtml } from "../../src/report/html.js";
 import { median, nightNumbers, spanTime, standing, verdict } from "../../src/report/numbers.js";
 import { buildTimeline, type Ending } from "../../src/report/timeline.js";
+import { asEvent } from "../helpers/events.js";
 
 const T0 = Date.parse("2026-11-30T00:00:00.000Z");
 /** An event `s` seconds after T0. */
-const ev = (s: number, type: string, fields: Record<string, unknown> = {}): JournalEvent => ({
-  at: new Date(T0 + s * 1000).toISOString(),
-  type,
-  ...fields,
-});
+const ev = (s: number, type: string, fields: Record<string, unknown> = {}): JournalEvent =>
+  asEvent({ at: new Date(T0 + s * 1000).toISOString(), type, ...fields });
+/** The time `s` seconds after T0. */
+const atS = (s: number) => new Date(T0 + s * 1000).toISOString();
 const timeline = (events: JournalEvent[], from = T0, to = T0 + 3600_000) =>
   buildTimeline({ program: "catalog", root: "/loops/catalog", events, from, to });
 
@@ -156,7 +157,7 @@ describe("buildTimeline: how a manager's bar ends", () => {
       claimed(430, 2),
     ]);
     expect(t.managers[0]?.replaced_after_ms).toBe(330_000);
-    expect(t.managers[0]?.last_seen_at).toBe(ev(100, "x").at);
+    expect(t.managers[0]?.last_seen_at).toBe(atS(100));
   });
 });
 
@@ -170,7 +171,7 @@ describe("buildTimeline: spans, markers, the window", () => {
         }),
         ev(70, "unpaused", { reason: "over" }),
         ev(100, "stood_down", { reason: "crash loop" }),
-        ev(200, "sleep_gap", { from: ev(150, "x").at, to: ev(190, "x").at, discounted_ms: 35_000 }),
+        ev(200, "sleep_gap", { from: atS(150), to: atS(190), discounted_ms: 35_000 }),
       ],
       T0,
       T0 + 300_000,
@@ -178,17 +179,17 @@ describe("buildTimeline: spans, markers, the window", () => {
     expect(t.spans).toEqual([
       expect.objectContaining({
         kind: "paused",
-        from: ev(10, "x").at,
-        to: ev(70, "x").at,
+        from: atS(10),
+        to: atS(70),
         ongoing: false,
       }),
       expect.objectContaining({
         kind: "stood_down",
-        to: ev(300, "x").at,
+        to: atS(300),
         ongoing: true,
         reason: "crash loop",
       }),
-      expect.objectContaining({ kind: "sleep_gap", from: ev(150, "x").at, discounted_ms: 35_000 }),
+      expect.objectContaining({ kind: "sleep_gap", from: atS(150), discounted_ms: 35_000 }),
     ]);
     const n = nightNumbers(t);
     expect(n.paused_ms).toBe(60_000);
@@ -197,12 +198,8 @@ describe("buildTimeline: spans, markers, the window", () => {
   });
 
   it("a pause whose reset passed with no tick since ends at its until", () => {
-    const t = timeline(
-      [ev(10, "paused", { until: ev(40, "x").at, reason: "r" })],
-      T0,
-      T0 + 100_000,
-    );
-    expect(t.spans[0]).toMatchObject({ to: ev(40, "x").at, ongoing: false });
+    const t = timeline([ev(10, "paused", { until: atS(40), reason: "r" })], T0, T0 + 100_000);
+    expect(t.spans[0]).toMatchObject({ to: atS(40), ongoing: false });
   });
 
   it("pages sent, pages not delivered and failed ticks are markers", () => {
@@ -211,7 +208,7 @@ describe("buildTimeline: spans, markers, the window", () => {
       ev(6, "page_failed", {
         kind: "paused",
         error: "HTTP 500",
-        page: { title: "paused", priority: 3 },
+        page: { title: "paused", message: "m", priority: 3, tags: [] },
       }),
       ev(7, "tick_failed", { error: "EACCES" }),
     ]);
@@ -260,15 +257,15 @@ describe("numbers and escaping", () => {
     const spans = [
       {
         kind: "paused" as const,
-        from: ev(0, "x").at,
-        to: ev(10, "x").at,
+        from: atS(0),
+        to: atS(10),
         ongoing: false,
         reason: "",
       },
       {
         kind: "paused" as const,
-        from: ev(5, "x").at,
-        to: ev(20, "x").at,
+        from: atS(5),
+        to: atS(20),
         ongoing: false,
         reason: "",
       },
@@ -294,7 +291,7 @@ describe("numbers and escaping", () => {
 });
 
 describe("buildTimeline: idle spells and nudges (rule 9a)", () => {
-  const at = (s: number) => ev(s, "x").at;
+  const at = atS;
   const nudged = (s: number, fields: Record<string, unknown> = {}) =>
     ev(s, "nudged", { pid: 1, reason: "pid 1 idle: …", text: "sheepdog: …", ...fields });
   const note = (s: number, type: string, since?: number) =>
