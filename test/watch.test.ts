@@ -296,6 +296,23 @@ describe("watch: failures and signals", () => {
     expect(ofType(p.stateDir, "tick_failed")).toEqual([]);
   });
 
+  it("a pass past its deadline ends the watcher, the one shutdown a signal takes: tick_failed, lock released, exit 1", {
+    timeout: 120_000,
+  }, async () => {
+    const p = t.program([], { stale_after: "1s", interval: "1s" });
+    await stuckHolder(p.env);
+    // The stuck holder ignores TERM, so its stop takes the 10 s grace: past a 3 s deadline.
+    const w = startWatch({ ...p.env, SHEEPDOG_TICK_DEADLINE_MS: "3000" }, [], t.cleanups);
+    expect(await w.exited).toBe(1);
+    expect(w.stderr()).toContain("sheepdog watch: demo: the pass passed its deadline (3s)");
+    expect(ofType(p.stateDir, "tick_failed")).toEqual([
+      expect.objectContaining({ error: "demo: the pass passed its deadline (3s)" }),
+    ]);
+    expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
+    // Given up, it acted no more: no successor started beside the stuck one.
+    expect(ofType(p.stateDir, "manager_started")).toEqual([]);
+  });
+
   it("SIGTERM mid-pass past the stop wait: tick_failed, lock released, exit 1", {
     timeout: 120_000,
   }, async () => {

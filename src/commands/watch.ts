@@ -1,4 +1,3 @@
-import { TICK_DEADLINE_MS } from "../config/load.js";
 import { allProgramRoots, resolveProgramRoot } from "../config/resolve.js";
 import { EXIT, UsageError } from "../errors.js";
 import { describeSkipped } from "../journal/journal.js";
@@ -6,8 +5,9 @@ import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
 import { Watcher } from "../watch/loop.js";
-import { abandonInFlight, watchPass } from "../watch/pass.js";
+import { watchPass } from "../watch/pass.js";
 import type { PassOutcome } from "../watch/program-watch.js";
+import { PassSupervisor } from "../watchdog/supervisor.js";
 
 /** How long a stop (SIGTERM, SIGINT) waits for passes in progress before abandoning them. */
 const STOP_WAIT_MS = 30_000;
@@ -37,27 +37,21 @@ export async function run(argv: string[]): Promise<number> {
   const fixed = all
     ? []
     : [resolveProgramRoot(values.program, process.cwd(), process.env, { takesAll: true })];
-  const deadlineMs = Number(process.env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
   const stopWaitMs = Number(process.env.SHEEPDOG_WATCH_STOP_MS) || STOP_WAIT_MS;
   const json = values.json === true;
-
   const skippedSaid = new Map<string, number>();
-  let abandoning = false;
-  const abandon = async (why: string): Promise<void> => {
-    if (abandoning) return; // already journaling, paging and releasing: exit comes next
-    abandoning = true;
-    process.stderr.write(`sheepdog watch: ${why}\n`);
-    watcher.abandonRecord();
-    await abandonInFlight(why);
-    process.exit(EXIT.failed);
-  };
+
+  // A pass past its deadline ends the watcher (a hung watcher must not look alive): the one
+  // shutdown path, as a signal's past the stop wait (supervisor.ts).
+  const supervisor: PassSupervisor = new PassSupervisor({
+    command: "watch",
+    overdue: { kind: "shutdown" },
+    beforeExit: () => watcher.abandonRecord(),
+  });
   const watcher = new Watcher({
     roots: () => (all ? allProgramRoots() : fixed),
     rescan: all,
-    runPass: watchPass(
-      () => deadlineMs,
-      (p, ms) => void abandon(`${p.name}: the pass passed its deadline (${formatDuration(ms)})`),
-    ),
+    runPass: watchPass(supervisor),
     onPass(o) {
       if (json) {
         const doc = { at: iso(o.at), trigger: o.trigger, programs: [o.report] };
@@ -80,22 +74,22 @@ export async function run(argv: string[]): Promise<number> {
     onRemoved: (root) => json || line(`no longer watching ${root} (its program.json is gone)`),
   });
 
-  let stopping = false;
+  // The first signal stops after the passes in progress (up to the stop wait); a second one,
+  // or the wait running out, abandons them through the supervisor's one shutdown.
+  const abandon = (why: string) => void supervisor.shutdown(why, { releaseLocks: true });
   const stopped = new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) return void abandon(`a second ${signal} while stopping`);
-      stopping = true;
+    supervisor.onSignals((signal, count) => {
+      if (count > 1) return abandon(`a second ${signal} while stopping`);
       if (!json) line(`${signal}: stopping after the passes in progress`);
       const late = setTimeout(
-        () => void abandon(`${signal}: passes still running after ${formatDuration(stopWaitMs)}`),
+        () => abandon(`${signal}: passes still running after ${formatDuration(stopWaitMs)}`),
         stopWaitMs,
       );
       void watcher.stop().then(() => {
         clearTimeout(late);
         resolve(EXIT.ok);
       });
-    };
-    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
+    });
   });
   await watcher.start();
   if (!json)

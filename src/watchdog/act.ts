@@ -13,7 +13,6 @@ import { stopOptionsFor, stopProcess } from "../process/stop.js";
 import { faultPoint } from "../util/fault-point.js";
 import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
-import { stillDue } from "./abandon.js";
 import type { Decision } from "./decide.js";
 import type { Effect, StopEffect } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -63,6 +62,8 @@ export async function act(
   facts: Facts,
   decision: Decision,
   now: number,
+  /** The pass's (supervisor.ts): aborted, no further effect starts. */
+  signal?: AbortSignal,
 ): Promise<ActResult> {
   const events: JournalEvent[] = [];
   const run: Run = {
@@ -82,7 +83,7 @@ export async function act(
     claimClear: true,
   };
   for (const effect of decision.effects) {
-    stillDue(program);
+    signal?.throwIfAborted();
     await (HANDLERS[effect.kind] as (r: Run, e: Effect) => Promise<void>)(run, effect);
   }
   if (run.deferred !== undefined) throw run.deferred;

@@ -8,7 +8,6 @@ import { hostStateDir } from "../usage/host-state.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
-import { givenUp, stillDue } from "./abandon.js";
 import { type Decision, gapsToRecord } from "./decide.js";
 import { describeEffect, effectName } from "./effects.js";
 import type { Facts } from "./facts.js";
@@ -105,18 +104,18 @@ function sweepLeftoversOf(program: ProgramContext): void {
   for (const sub of subs) sweepLeftovers(join(host, sub));
 }
 
-/** The programs whose pass runs now: a deadline or a signal journals each of them. */
-export const inFlight = new Set<ProgramContext>();
-
 /**
  * One pass of gather → decide → act for one program (DESIGN §1). A dry run reads only. A
  * real one holds `tick.lock/` throughout, rewrites last-tick.json, journals every act, and
  * hands this tick's events to the pages hook. A failure journals `tick_failed` and throws.
+ * `signal` (the supervisor's, supervisor.ts): once aborted the pass acts no more; its
+ * `tick_failed` is the supervisor's to journal.
  */
 export async function tickProgram(
   program: ProgramContext,
-  opts: { dryRun?: boolean; now?: number } = {},
+  opts: { dryRun?: boolean; now?: number; signal?: AbortSignal } = {},
 ): Promise<ProgramReport> {
+  const signal = opts.signal ?? new AbortController().signal;
   const now = opts.now ?? Date.now();
   const report = (facts: Facts, d: Decision, actions: string[]): ProgramReport => ({
     program: program.name,
@@ -135,7 +134,6 @@ export async function tickProgram(
     return report(facts, d, wouldDo(d));
   }
 
-  inFlight.add(program);
   const events: JournalEvent[] = [];
   let facts: Facts | null = null;
   try {
@@ -161,22 +159,22 @@ export async function tickProgram(
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
       const lease = await leaseOf(program, now, "hold");
-      stillDue(program);
+      signal.throwIfAborted();
       if (lease) events.push(...lease.events);
       facts = await gather(program, now, { held: false });
-      stillDue(program);
+      signal.throwIfAborted();
       if (lease) facts.lease = lease.facts;
       journalSleepGap(program, facts, now);
       d = await judge(program, facts, now);
       faultPoint("tick.after-decide");
       if (d.effects.length > 0) {
         const { act } = await import("./act.js");
-        const done = await act(program, facts, d, now);
+        const done = await act(program, facts, d, now, signal);
         events.push(...done.events);
         actions = done.actions;
       }
       faultPoint("tick.before-last-tick");
-      stillDue(program);
+      signal.throwIfAborted();
       writeLastTick(program, now, d.decision, d.reason, facts);
     } finally {
       lock.release();
@@ -184,11 +182,9 @@ export async function tickProgram(
     events.push(...(await pages(program, events, now)));
     return report(facts, d, actions);
   } catch (err) {
-    // given up at its deadline: its tick_failed is journaled and paged already
-    if (givenUp(program)) throw err;
+    // given up (its deadline, or the process is going): its tick_failed is the supervisor's
+    if (signal.aborted) throw err;
     return await failTick(program, err, facts, events, now);
-  } finally {
-    inFlight.delete(program);
   }
 }
 
