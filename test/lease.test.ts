@@ -5,12 +5,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { leaseTimesOf } from "../src/config/load.js";
 import type { RefAt } from "../src/git/ref-cas.js";
-import { holdLease, type LeaseHost, readLease } from "../src/lease/lease.js";
+import { claimLease, holdLease, type LeaseHost, readLease } from "../src/lease/lease.js";
 import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 import { bareRemote, gitEnv, gitOut, workRepo } from "./helpers/manager-side.js";
 
-const CFG = { ttl: "15m", margin: "2m" };
+const CFG = leaseTimesOf({ ttl: "15m", margin: "2m" });
 const MIN = 60_000;
 const REF = "refs/sheepdog/lease/catalog";
 
@@ -35,8 +36,8 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
     const now = Date.now();
     const both = await Promise.all([
-      holdLease(a.at, CFG, a.me, now),
-      holdLease(b.at, CFG, b.me, now),
+      holdLease(a.at, CFG, a.me, { now }),
+      holdLease(b.at, CFG, b.me, { now }),
     ]);
     const won = both.filter((o) => o.held);
     expect(won).toHaveLength(1);
@@ -53,13 +54,13 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const { hosts } = fleet(2);
     const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
     const t0 = Date.now();
-    const first = await holdLease(a.at, CFG, a.me, t0);
+    const first = await holdLease(a.at, CFG, a.me, { now: t0 });
     expect(first).toMatchObject({ held: true, how: "created" });
     const stale = await readLease(a.at);
-    const renewed = await holdLease(a.at, CFG, a.me, t0 + MIN);
+    const renewed = await holdLease(a.at, CFG, a.me, { now: t0 + MIN });
     expect(renewed).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
     // Another host's create from a stale view (no lease yet): refused, it gets the holder's.
-    const late = await holdLease(b.at, CFG, b.me, t0 + 2 * MIN, { sha: null, lease: null });
+    const late = await claimLease(b.at, CFG, b.me, t0 + 2 * MIN, { sha: null, lease: null });
     expect(late).toMatchObject({
       held: false,
       why: "lost_race",
@@ -69,10 +70,10 @@ describe("the lease's compare-and-swap on a real remote", () => {
     // what moved it was this machine's own renewal (a second tick), renewed on the fresh one.
     // A later pass (the same instant twice would be the same commit, byte for byte: git dates
     // are whole seconds, and a fast machine makes both within one).
-    const again = await holdLease(a.at, CFG, a.me, t0 + MIN + 1000, stale);
+    const again = await claimLease(a.at, CFG, a.me, t0 + MIN + 1000, stale);
     expect(again).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
     // Another host within ttl + margin of the last renewal: elsewhere, nothing changes.
-    const other = await holdLease(b.at, CFG, b.me, t0 + MIN + 1000 + 16 * MIN);
+    const other = await holdLease(b.at, CFG, b.me, { now: t0 + MIN + 1000 + 16 * MIN });
     expect(other).toMatchObject({
       held: false,
       why: "elsewhere",
@@ -85,9 +86,11 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const { hosts, onRemote } = fleet(4);
     const [holder, ...racers] = hosts as [(typeof hosts)[0], ...(typeof hosts)[0][]];
     const t0 = Date.now();
-    expect(await holdLease(holder.at, CFG, holder.me, t0)).toMatchObject({ held: true });
+    expect(await holdLease(holder.at, CFG, holder.me, { now: t0 })).toMatchObject({ held: true });
     const expired = t0 + 17 * MIN + 1000;
-    const outcomes = await Promise.all(racers.map((h) => holdLease(h.at, CFG, h.me, expired)));
+    const outcomes = await Promise.all(
+      racers.map((h) => holdLease(h.at, CFG, h.me, { now: expired })),
+    );
     const won = outcomes.filter((o) => o.held);
     expect(won).toHaveLength(1);
     expect(won[0]).toMatchObject({ how: "taken_over", lease: { epoch: 2 } });
@@ -100,7 +103,7 @@ describe("the lease's compare-and-swap on a real remote", () => {
       machine_id: won[0]?.held ? won[0].lease.machine_id : "",
     });
     // The old holder, back, finds the new epoch elsewhere: it does not overwrite it.
-    expect(await holdLease(holder.at, CFG, holder.me, expired + 1000)).toMatchObject({
+    expect(await holdLease(holder.at, CFG, holder.me, { now: expired + 1000 })).toMatchObject({
       held: false,
       why: "elsewhere",
       lease: { epoch: 2 },
@@ -111,23 +114,26 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const { hosts, onRemote } = fleet(2);
     const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
     const t0 = Date.now();
-    const first = await holdLease(a.at, CFG, a.me, t0);
+    const first = await holdLease(a.at, CFG, a.me, { now: t0 });
     if (!first.held) throw new Error("not held");
     const last = { sha: first.sha, lease: first.lease, tree: first.tree };
-    const renewed = await holdLease(a.at, CFG, a.me, t0 + MIN, undefined, last);
+    const renewed = await holdLease(a.at, CFG, a.me, { now: t0 + MIN, last });
     expect(renewed).toMatchObject({ held: true, how: "renewed", lease: { epoch: 1 } });
     expect(renewed.held && renewed.sha).toBe(onRemote());
     // A tree id this repository lacks (a re-cloned repo) is made anew, not a failure.
-    const again = await holdLease(a.at, CFG, a.me, t0 + 2 * MIN, undefined, {
-      ...(renewed.held ? { sha: renewed.sha, lease: renewed.lease } : last),
-      tree: "1".repeat(40),
+    const again = await holdLease(a.at, CFG, a.me, {
+      now: t0 + 2 * MIN,
+      last: {
+        ...(renewed.held ? { sha: renewed.sha, lease: renewed.lease } : last),
+        tree: "1".repeat(40),
+      },
     });
     expect(again).toMatchObject({ held: true, how: "renewed" });
     // b takes it over once it is old; a's renewal on what it last wrote is refused, and it reads b's.
-    const taken = await holdLease(b.at, CFG, b.me, t0 + 20 * MIN);
+    const taken = await holdLease(b.at, CFG, b.me, { now: t0 + 20 * MIN });
     expect(taken).toMatchObject({ held: true, how: "taken_over", lease: { epoch: 2 } });
     const stale = again.held ? { sha: again.sha, lease: again.lease, tree: again.tree } : last;
-    expect(await holdLease(a.at, CFG, a.me, t0 + 20 * MIN, undefined, stale)).toMatchObject({
+    expect(await holdLease(a.at, CFG, a.me, { now: t0 + 20 * MIN, last: stale })).toMatchObject({
       held: false,
       why: "elsewhere",
       lease: { machine_id: "machine-1", epoch: 2 },
@@ -139,15 +145,17 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const { hosts } = fleet(2);
     const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
     const t0 = Date.now();
-    expect(await holdLease(a.at, { ttl: "60m", margin: "2m" }, a.me, t0)).toMatchObject({
+    expect(
+      await holdLease(a.at, leaseTimesOf({ ttl: "60m", margin: "2m" }), a.me, { now: t0 }),
+    ).toMatchObject({
       held: true,
     });
     // b's own ttl (15m) + margin has passed, the holder's 60m has not: b waits.
-    expect(await holdLease(b.at, CFG, b.me, t0 + 20 * MIN)).toMatchObject({
+    expect(await holdLease(b.at, CFG, b.me, { now: t0 + 20 * MIN })).toMatchObject({
       held: false,
       why: "elsewhere",
     });
-    expect(await holdLease(b.at, CFG, b.me, t0 + 63 * MIN)).toMatchObject({
+    expect(await holdLease(b.at, CFG, b.me, { now: t0 + 63 * MIN })).toMatchObject({
       held: true,
       how: "taken_over",
     });
@@ -159,15 +167,18 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const t0 = Date.now();
     const meA = { ...a.me, instance: "aaaa" };
     const clone = { ...a.me, hostname: "clone", instance: "bbbb" };
-    expect(await holdLease(a.at, CFG, meA, t0)).toMatchObject({
+    expect(await holdLease(a.at, CFG, meA, { now: t0 })).toMatchObject({
       held: true,
       lease: { instance: "aaaa" },
     });
-    expect(await holdLease(b.at, CFG, clone, t0 + MIN)).toMatchObject({
+    expect(await holdLease(b.at, CFG, clone, { now: t0 + MIN })).toMatchObject({
       held: false,
       why: "elsewhere",
     });
-    expect(await holdLease(a.at, CFG, meA, t0 + MIN)).toMatchObject({ held: true, how: "renewed" });
+    expect(await holdLease(a.at, CFG, meA, { now: t0 + MIN })).toMatchObject({
+      held: true,
+      how: "renewed",
+    });
   });
 
   it("a disk image of the holder (its lease.json copied: machine id and instance alike) does not renew the holder's lease as its own", async () => {
@@ -176,31 +187,33 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const t0 = Date.now();
     const me = { ...a.me, instance: "aaaa" };
     const notes: string[] = [];
-    const first = await holdLease(a.at, CFG, me, t0, undefined, null, {
-      known: [],
-      pushing: (sha) => notes.push(sha),
+    const first = await holdLease(a.at, CFG, me, {
+      now: t0,
+      own: { known: [], pushing: (sha) => notes.push(sha) },
     });
     if (!first.held) throw new Error("not held");
     expect(notes).toEqual([first.sha]);
     const last = { sha: first.sha, lease: first.lease, tree: first.tree };
     // The holder renews again: its copy's lease.json is now one renewal behind.
-    const renewed = await holdLease(a.at, CFG, me, t0 + MIN, undefined, last, {
-      known: [first.sha],
-      pushing: () => {},
+    const renewed = await holdLease(a.at, CFG, me, {
+      now: t0 + MIN,
+      last,
+      own: { known: [first.sha], pushing: () => {} },
     });
     expect(renewed).toMatchObject({ held: true, how: "renewed" });
     // The copy: same machine id, same instance, and only the first commit as its own.
-    const copy = await holdLease(b.at, CFG, me, t0 + MIN, undefined, last, {
-      known: [first.sha],
-      pushing: () => {},
+    const copy = await holdLease(b.at, CFG, me, {
+      now: t0 + MIN,
+      last,
+      own: { known: [first.sha], pushing: () => {} },
     });
     expect(copy).toMatchObject({ held: false, why: "elsewhere" });
     // The holder itself, with its own commits, still renews.
     const own = renewed.held ? renewed.sha : "";
     expect(
-      await holdLease(a.at, CFG, me, t0 + 2 * MIN, undefined, null, {
-        known: [first.sha, own],
-        pushing: () => {},
+      await holdLease(a.at, CFG, me, {
+        now: t0 + 2 * MIN,
+        own: { known: [first.sha, own], pushing: () => {} },
       }),
     ).toMatchObject({ held: true, how: "renewed" });
   });
@@ -209,10 +222,10 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const { hosts, remote } = fleet(1);
     const [a] = hosts as [(typeof hosts)[0]];
     const t0 = Date.now();
-    expect(await holdLease(a.at, CFG, a.me, t0)).toMatchObject({ held: true });
+    expect(await holdLease(a.at, CFG, a.me, { now: t0 })).toMatchObject({ held: true });
     const hook = join(remote, "hooks", "pre-receive");
     writeFileSync(hook, "#!/bin/sh\necho 'protected ref' >&2\nexit 1\n", { mode: 0o755 });
-    await expect(holdLease(a.at, CFG, a.me, t0 + MIN)).rejects.toThrow(
+    await expect(holdLease(a.at, CFG, a.me, { now: t0 + MIN })).rejects.toThrow(
       /refused the push to refs\/sheepdog\/lease\/catalog though the ref had not moved/,
     );
   });
@@ -230,7 +243,7 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const tree = gitOut(a.at.repo, ["mktree"], env);
     const sha = gitOut(a.at.repo, ["commit-tree", tree, "-m", msg], env);
     gitOut(a.at.repo, ["push", "-q", "origin", `${sha}:${REF}`], env);
-    expect(await holdLease(a.at, CFG, a.me, Date.now())).toEqual({
+    expect(await holdLease(a.at, CFG, a.me, { now: Date.now() })).toEqual({
       held: false,
       why: "unreadable",
       sha,
@@ -244,7 +257,7 @@ describe("the lease's compare-and-swap on a real remote", () => {
     const tree = gitOut(a.at.repo, ["mktree"], env);
     const sha = gitOut(a.at.repo, ["commit-tree", tree, "-m", "not a lease"], env);
     gitOut(a.at.repo, ["push", "-q", "origin", `${sha}:${REF}`], env);
-    expect(await holdLease(a.at, CFG, a.me, Date.now() + 24 * 60 * MIN)).toEqual({
+    expect(await holdLease(a.at, CFG, a.me, { now: Date.now() + 24 * 60 * MIN })).toEqual({
       held: false,
       why: "unreadable",
       sha,

@@ -34,12 +34,12 @@ const SIGNAL_WHO: Record<StopSignal, string> = {
  * keeps it); `doctor` fails the installed timer for the same reason.
  */
 function warnLeaseCadence(program: ProgramContext, every: number): void {
-  const lease = program.config.lease;
+  const lease = program.policy.lease;
   if (!lease) return;
   const least = leaseTtlNeeded(lease, every);
   if (least === null) return;
   process.stderr.write(
-    `sheepdog tick: ${program.name}: --every ${formatDuration(every)} is too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)}); tick more often, or raise lease.ttl on every host\n`,
+    `sheepdog tick: ${program.name}: --every ${formatDuration(every)} is too seldom for lease.ttl ${program.config.lease?.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)}); tick more often, or raise lease.ttl on every host\n`,
   );
 }
 

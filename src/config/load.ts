@@ -38,6 +38,19 @@ export interface Policy {
   reminders: number;
   /** A tick that runs longer than this is considered hung; its lock may be broken. */
   tickDeadline: number;
+  /** The lease's ttl and margin (DESIGN §15), parsed once here; null: a single-host program. */
+  lease: LeaseTimes | null;
+}
+
+/** A lease's durations in ms: every rule and command reads these, never the config's text. */
+export interface LeaseTimes {
+  ttl: number;
+  margin: number;
+}
+
+/** The one place a lease's `ttl` and `margin` are parsed. */
+export function leaseTimesOf(lease: { ttl: string; margin: string }): LeaseTimes {
+  return { ttl: parseDuration(lease.ttl), margin: parseDuration(lease.margin) };
 }
 
 export interface Program {
@@ -130,7 +143,7 @@ function loadProblems(config: ProgramConfig): string[] {
   // over (ttl + margin), with a tick between: ttl ≥ 2 × margin + interval (DESIGN §15).
   const lease = config.lease;
   if (lease) {
-    const least = leaseTtlNeeded(lease, parseDuration(config.watchdog.interval));
+    const least = leaseTtlNeeded(leaseTimesOf(lease), parseDuration(config.watchdog.interval));
     if (least !== null)
       out.push(
         `lease.ttl: expected at least 2 × lease.margin + watchdog.interval (${formatDuration(least)}), got ${JSON.stringify(lease.ttl)}: a host could be taken over before it has fenced itself`,
@@ -180,5 +193,6 @@ export function policyOf(config: ProgramConfig): Policy {
     remindEvery: parseDuration(page?.remind_every ?? "4h"),
     reminders: page?.reminders ?? 2,
     tickDeadline: TICK_DEADLINE_MS,
+    lease: config.lease ? leaseTimesOf(config.lease) : null,
   };
 }

@@ -1,5 +1,5 @@
-import { formatDuration, parseDuration } from "../util/duration.js";
-import type { Policy } from "./load.js";
+import { formatDuration } from "../util/duration.js";
+import type { LeaseTimes, Policy } from "./load.js";
 import type { ProgramConfig } from "./schema.js";
 
 /** What `check` warns about beyond the cadence: a config that loads but cannot start anything. */
@@ -52,10 +52,7 @@ export function activityWarnings(
  * over at ttl + margin, with a tick between: ttl ≥ 2 × margin + the cadence. The ttl that
  * cadence needs when the lease's is shorter, else null.
  */
-export function leaseTtlNeeded(
-  lease: { ttl: string; margin: string },
-  cadenceMs: number,
-): number | null {
-  const least = 2 * parseDuration(lease.margin) + cadenceMs;
-  return parseDuration(lease.ttl) < least ? least : null;
+export function leaseTtlNeeded(lease: LeaseTimes, cadenceMs: number): number | null {
+  const least = 2 * lease.margin + cadenceMs;
+  return lease.ttl < least ? least : null;
 }

@@ -120,7 +120,7 @@ export function cadenceCheck(program: Program, covering: Installed[]): Check {
     : null;
   // A lease renewed less often than its ttl allows (DESIGN §15: ttl ≥ 2 × margin + the cadence)
   // can be taken over while its holder's manager still runs: not a late tick, two managers.
-  const lease = program.config.lease;
+  const lease = program.policy.lease;
   if (slowest && lease) {
     const least = leaseTtlNeeded(lease, cadence);
     if (least !== null)
@@ -128,7 +128,7 @@ export function cadenceCheck(program: Program, covering: Installed[]): Check {
         program.name,
         "cadence",
         "fail",
-        `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, too seldom for lease.ttl ${lease.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)})`,
+        `${describe(slowest.unit)} ticks every ${formatDuration(cadence)}, too seldom for lease.ttl ${program.config.lease?.ttl}: another host may take the lease over before this one renews it (it needs ttl ≥ 2 × margin + the cadence, ${formatDuration(least)})`,
         `${reinstall} (or raise lease.ttl to ${formatDuration(least)} on every host)`,
       );
   }

@@ -6,7 +6,6 @@ import { openProgramAt } from "../config/context.js";
 import { allProgramRoots } from "../config/resolve.js";
 import { must, type RefAt, refMessage } from "../git/ref-cas.js";
 import { git } from "../git/run.js";
-import { parseDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
 import { leaseAge, leaseRef, parseLease } from "./lease.js";
 
@@ -55,7 +54,7 @@ function sources(roots: string[]): Source[] {
     const key = `${at.repo}\n${at.remote}`;
     const src = out.get(key) ?? {
       at: { repo: at.repo, remote: at.remote, what: "lease" },
-      marginMs: parseDuration(cfg.margin),
+      marginMs: program.policy.lease?.margin ?? 0,
       names: new Map(),
       first: program.name,
     };

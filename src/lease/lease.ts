@@ -4,10 +4,10 @@
 // it saw; the epoch rises at every takeover. Another machine's fresh lease is left alone.
 import { resolve } from "node:path";
 import * as z from "zod/mini";
+import type { LeaseTimes } from "../config/load.js";
 import type { ProgramConfig } from "../config/schema.js";
 import { RuntimeFailure } from "../errors.js";
 import { casRef, emptyTree, messageCommit, type RefAt, readRef } from "../git/ref-cas.js";
-import { parseDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
 
 export interface Lease {
@@ -106,11 +106,6 @@ export type LeasePlan =
   | Extract<LeaseOutcome, { why: "elsewhere" | "unreadable" }>;
 
 /**
- * Pure: what `me` may do with the lease it saw at `now`. Create it when there is none, renew
- * this machine's own, take over one not renewed for ttl + margin (epoch + 1); leave another
- * machine's fresh lease, and any commit that is no lease, alone.
- */
-/**
  * Whether a lease is this host's: its machine, and its state folder's instance when the lease
  * names one (machines cloned from one image share a machine id; their instances differ).
  */
@@ -121,15 +116,19 @@ export function isMine(lease: Lease | null, me: LeaseHost): boolean {
   );
 }
 
+/**
+ * Pure: what `me` may do with the lease it saw at `now`. Create it when there is none, renew
+ * this machine's own, take over one not renewed for ttl + margin (epoch + 1); leave another
+ * machine's fresh lease, and any commit that is no lease, alone.
+ */
 export function planLease(
   was: LeaseSeen,
-  cfg: Pick<LeaseConfig, "ttl" | "margin">,
+  times: LeaseTimes,
   me: LeaseHost,
   now: number,
   known?: readonly string[],
 ): LeasePlan {
-  const ttl = parseDuration(cfg.ttl);
-  const margin = parseDuration(cfg.margin);
+  const { ttl, margin } = times;
   if (was.sha !== null && was.lease === null)
     return { held: false, why: "unreadable", sha: was.sha };
   // With `known` (the lease commits this state folder wrote), a lease is this host's only at
@@ -157,42 +156,69 @@ export interface LastHeld {
   tree: string | null;
 }
 
+/** This host's own lease commits (planLease's `known`), and a note of each before its push. */
+export interface OwnCommits {
+  known: readonly string[];
+  pushing: (sha: string) => void;
+}
+
 /**
- * Holds the lease for `me` if it can (planLease), by compare-and-swap on the sha it saw.
- * Exactly one of several hosts racing wins each change; the others get what it wrote. With
- * `last` (its own last renewal), it first renews on that sha without reading the remote: the
- * push lands only if nothing changed the ref since, which is exactly when the lease is still
- * this host's; refused, it reads the remote and plans from what is there.
+ * Holds the lease for `me` if it can. With `last` (its own last renewal) it first renews on that
+ * sha without reading the remote (renewOwn); otherwise, or refused, it reads the remote and
+ * claims from what is there (claimLease).
  */
 export async function holdLease(
   at: RefAt,
-  cfg: Pick<LeaseConfig, "ttl" | "margin">,
+  times: LeaseTimes,
   me: LeaseHost,
-  now = Date.now(),
-  seen?: LeaseSeen,
-  last?: LastHeld | null,
-  /** This host's own lease commits (planLease's `known`), and a note of each before its push. */
-  own?: { known: readonly string[]; pushing: (sha: string) => void },
+  opts: { now?: number; last?: LastHeld | null; own?: OwnCommits } = {},
 ): Promise<LeaseOutcome> {
-  if (!seen && last && isMine(last.lease, me)) {
-    const lease: Lease = {
-      ...last.lease,
-      ...me,
-      renewed_at: iso(now),
-      ttl: parseDuration(cfg.ttl),
-    };
-    const { sha, tree } = await commitOn(at, JSON.stringify(lease), last.tree);
-    own?.pushing(sha);
-    if (await casRef(at, sha, last.sha))
-      return { held: true, how: "renewed", lease, sha, tree, previous: last.lease };
-  }
-  let was = seen ?? (await readLease(at));
-  const known = own ? [...own.known] : undefined;
+  const now = opts.now ?? Date.now();
+  const renewed = opts.last ? await renewOwn(at, times, me, now, opts.last, opts.own) : null;
+  return renewed ?? claimLease(at, times, me, now, await readLease(at), opts);
+}
+
+/**
+ * The fast path: renews this host's own lease on the sha it last wrote, without a read. The
+ * push lands only if nothing changed the ref since, which is exactly when the lease is still
+ * this host's; null when it was refused (or `last` is not this host's).
+ */
+export async function renewOwn(
+  at: RefAt,
+  times: LeaseTimes,
+  me: LeaseHost,
+  now: number,
+  last: LastHeld,
+  own?: OwnCommits,
+): Promise<LeaseOutcome | null> {
+  if (!isMine(last.lease, me)) return null;
+  const lease: Lease = { ...last.lease, ...me, renewed_at: iso(now), ttl: times.ttl };
+  const { sha, tree } = await commitOn(at, JSON.stringify(lease), last.tree);
+  own?.pushing(sha);
+  if (await casRef(at, sha, last.sha))
+    return { held: true, how: "renewed", lease, sha, tree, previous: last.lease };
+  return null;
+}
+
+/**
+ * Holds the lease as planLease allows from what was `seen`, by compare-and-swap on its sha.
+ * Exactly one of several hosts racing wins each change; the others get what it wrote.
+ */
+export async function claimLease(
+  at: RefAt,
+  times: LeaseTimes,
+  me: LeaseHost,
+  now: number,
+  seen: LeaseSeen,
+  opts: { last?: LastHeld | null; own?: OwnCommits } = {},
+): Promise<LeaseOutcome> {
+  let was = seen;
+  const known = opts.own ? [...opts.own.known] : undefined;
   for (let attempt = 0; ; attempt++) {
-    const plan = planLease(was, cfg, me, now, known);
+    const plan = planLease(was, times, me, now, known);
     if (!("write" in plan)) return plan;
-    const { sha, tree } = await commitOn(at, JSON.stringify(plan.lease), last?.tree ?? null);
-    own?.pushing(sha);
+    const { sha, tree } = await commitOn(at, JSON.stringify(plan.lease), opts.last?.tree ?? null);
+    opts.own?.pushing(sha);
     known?.push(sha);
     if (await casRef(at, sha, was.sha))
       return { held: true, how: plan.how, lease: plan.lease, sha, tree, previous: was.lease };

@@ -5,10 +5,12 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { ProgramContext } from "../config/context.js";
+import type { LeaseTimes } from "../config/load.js";
+import type { RefAt } from "../git/ref-cas.js";
 import { gitTimeoutMs } from "../git/run.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import { machineId } from "../process/identity.js";
-import { formatDuration, parseDuration } from "../util/duration.js";
+import { formatDuration } from "../util/duration.js";
 import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 import type { LeaseFacts } from "../watchdog/facts.js";
@@ -30,8 +32,6 @@ import {
   writeLocalLease,
 } from "./local.js";
 
-export type LeaseMode = "hold" | "read" | "local";
-
 function seenHolder(l: SeenHolder): SeenHolder {
   return {
     machine_id: l.machine_id,
@@ -46,134 +46,105 @@ function holderFacts(h: SeenHolder | null, now: number): LeaseFacts["holder"] {
   return { ...h, age_ms: leaseAge({ ...h, ttl: 0 }, now) };
 }
 
-/**
- * The lease as facts for one tick. `hold` (a real tick): the remote is asked and the lease held
- * where it may be; `read` (a dry run): asked, not written; `local`: this host's lease.json only.
- * A remote that cannot be reached is a fact (`unreachable`), never a failed tick: the fence
- * must still happen. Events journaled (a lease created or taken over) are returned for pages.
- */
-export async function leaseFacts(
-  program: ProgramContext,
-  now: number,
-  mode: LeaseMode,
-): Promise<{ facts: LeaseFacts; events: JournalEvent[] } | null> {
+/** What every look at the lease starts from: where it is, this host's lease.json, the times. */
+interface LeaseSetup {
+  at: RefAt & { timeoutMs: number };
+  local: LocalLease | null;
+  times: LeaseTimes;
+  /** How long a renewal holds before this host must fence: ttl − margin. */
+  holdMs: number;
+  base: Pick<LeaseFacts, "ref" | "since_renewal_ms" | "hold_ms" | "was_held">;
+}
+
+function setup(program: ProgramContext, now: number): LeaseSetup | null {
   const cfg = program.config.lease;
-  if (!cfg) return null;
-  const marginMs = parseDuration(cfg.margin);
+  const times = program.policy.lease;
+  if (!cfg || !times) return null;
   // Each git call within an eighth of the margin: the step must end well inside it.
-  const timeoutMs = Math.min(gitTimeoutMs(), Math.max(2000, Math.floor(marginMs / 8)));
+  const timeoutMs = Math.min(gitTimeoutMs(), Math.max(2000, Math.floor(times.margin / 8)));
   const at = { ...leaseRef(cfg, program.root, program.name), timeoutMs };
   const local = readLocalLease(program.stateDir);
-  const holdMs = parseDuration(cfg.ttl) - marginMs;
+  const holdMs = times.ttl - times.margin;
   const base = {
     ref: at.ref,
     since_renewal_ms: sinceRenewal(local, now),
     hold_ms: holdMs,
     was_held: !!local?.held,
   };
-  if (mode === "local") return local ? { facts: localFacts(local, base, now), events: [] } : null;
-  // Renewed within half a cadence (a watch pass woken by a save, a tick run by hand): no other
-  // host can have taken it over since, and the pass at the next interval renews it.
-  const since = base.since_renewal_ms;
-  if (
-    mode === "hold" &&
-    local?.held &&
-    !local.error &&
-    local.epoch !== null &&
-    since !== null &&
-    since >= 0 &&
-    local.ref === at.ref &&
-    since < skipWithin(program) &&
-    since + program.policy.cadence < holdMs
-  )
-    return {
-      facts: { ...base, state: "held", epoch: local.epoch, holder: holderFacts(local.holder, now) },
-      events: [],
-    };
-  const instance = local?.instance ?? randomBytes(8).toString("hex");
-  const me: LeaseHost = { machine_id: machineId(), hostname: hostname(), instance };
-  // The instance is kept before anything is pushed: a tick killed after its push must find its
-  // own lease as its own.
-  if (mode === "hold" && !local?.instance)
-    keep(program, { ...localOr(local, at.ref, holdMs), instance });
-  // This state folder's own lease commits: the last it wrote, and one pushed but never seen land.
-  const known = [local?.sha, local?.pending].filter((x): x is string => !!x);
-  const pushing = (sha: string) =>
-    keep(program, {
-      ...localOr(readLocalLease(program.stateDir), at.ref, holdMs),
-      instance,
-      pending: sha,
-    });
+  return { at, local, times, holdMs, base };
+}
+
+export type LeaseRead = { facts: LeaseFacts; events: JournalEvent[] } | null;
+
+/** `status`: the lease as this host's last tick left it (lease.json), aged to now; no git. */
+export function localLeaseFacts(program: ProgramContext, now: number): LeaseRead {
+  const s = setup(program, now);
+  if (!s?.local) return null;
+  return { facts: localFacts(s.local, s.base, now), events: [] };
+}
+
+/** A dry run: the remote asked what a tick would do; nothing written anywhere. */
+export async function readLeaseFacts(program: ProgramContext, now: number): Promise<LeaseRead> {
+  const s = setup(program, now);
+  if (!s) return null;
+  const me = host(s.local?.instance ?? randomBytes(8).toString("hex"));
   const began = Date.now();
-  // A slow remote takes time: the fence is judged on the time since the renewal after the ask.
-  const after = () => ({
-    ...base,
-    since_renewal_ms: sinceRenewal(local, now + (Date.now() - began)),
-  });
-  let out: LeaseOutcome;
   try {
-    if (mode === "read") {
-      const seen = await readLease(at);
-      const plan = planLease(seen, cfg, me, now, known);
-      out =
-        "write" in plan
-          ? {
-              held: true,
-              how: plan.how,
-              lease: plan.lease,
-              sha: "",
-              tree: "",
-              previous: seen.lease,
-            }
-          : plan;
-    } else
-      out = await holdLease(at, cfg, me, now, undefined, lastHeld(local, cfg.ttl), {
-        known,
-        pushing,
-      });
+    const seen = await readLease(s.at);
+    const plan = planLease(seen, s.times, me, now, ownCommits(s.local));
+    const out: LeaseOutcome =
+      "write" in plan
+        ? { held: true, how: plan.how, lease: plan.lease, sha: "", tree: "", previous: seen.lease }
+        : plan;
+    return { facts: outcomeFacts(out, afterAsk(s, now, began), now), events: [] };
   } catch (err) {
-    const error = (err as Error).message.split("\n")[0] ?? "the remote failed";
-    if (mode === "hold")
-      keep(program, {
-        ...localOr(readLocalLease(program.stateDir), at.ref, holdMs),
-        instance,
-        checked_at: iso(now),
-        error,
-      });
+    return unreachable(s, err, afterAsk(s, now, began), now);
+  }
+}
+
+/**
+ * A real tick's turn: renew the lease, make it or take it over where it may, keep what it found
+ * in lease.json, and journal a lease made or taken (returned for the pages hook). A remote that
+ * cannot be reached is a fact (`unreachable`), never a failed tick: the fence must still happen.
+ */
+export async function holdLeaseFacts(program: ProgramContext, now: number): Promise<LeaseRead> {
+  const s = setup(program, now);
+  if (!s) return null;
+  const { at, local, holdMs } = s;
+  if (renewedJustNow(program, s, now))
     return {
       facts: {
-        ...after(),
-        state: "unreachable",
-        epoch: local?.held ? local.epoch : null,
+        ...s.base,
+        state: "held",
+        epoch: local?.epoch ?? null,
         holder: holderFacts(local?.holder ?? null, now),
-        error,
       },
       events: [],
     };
-  }
-  const facts = outcomeFacts(out, after(), now);
-  if (mode === "read") return { facts, events: [] };
-  const events: JournalEvent[] = [];
-  const was = { ...localOr(readLocalLease(program.stateDir), at.ref, holdMs), instance };
-  if (out.held) {
-    keep(program, {
-      ...was,
-      held: true,
-      epoch: out.lease.epoch,
-      renewed_at: out.lease.renewed_at,
-      renewed_mono: monoAt(now),
-      holder: seenHolder(out.lease),
-      sha: out.sha,
-      tree: out.tree,
-      pending: null,
-      checked_at: iso(now),
-      error: null,
+  const instance = local?.instance ?? randomBytes(8).toString("hex");
+  // The instance is kept before anything is pushed: a tick killed after its push must find its
+  // own lease as its own.
+  if (!local?.instance) keep(program, { ...localOr(local, at.ref, holdMs), instance });
+  const latest = () => localOr(readLocalLease(program.stateDir), at.ref, holdMs);
+  const began = Date.now();
+  let out: LeaseOutcome;
+  try {
+    out = await holdLease(at, s.times, host(instance), {
+      now,
+      last: lastHeld(local, s.times.ttl),
+      own: {
+        known: ownCommits(local),
+        pushing: (sha) => keep(program, { ...latest(), instance, pending: sha }),
+      },
     });
-    // A renewal of a lease this host did not know it held (a push that landed while its
-    // client saw an error, lease.json lost) is journaled as the lease coming back.
-    const resumed = out.how === "renewed" && !(local?.held && local.epoch === out.lease.epoch);
-    if (out.how !== "renewed" || resumed) events.push(journalAcquired(program, at.ref, out, now));
-  } else {
+  } catch (err) {
+    const read = unreachable(s, err, afterAsk(s, now, began), now);
+    keep(program, { ...latest(), instance, checked_at: iso(now), error: read.facts.error ?? "" });
+    return read;
+  }
+  const facts = outcomeFacts(out, afterAsk(s, now, began), now);
+  const was = { ...latest(), instance };
+  if (!out.held) {
     // Not held: save, claim and wait say so at once, whatever happens to the rest of this tick
     // (the fence itself is decide's, from was_held).
     const seen = facts.holder;
@@ -185,8 +156,81 @@ export async function leaseFacts(
       checked_at: iso(now),
       error: null,
     });
+    return { facts, events: [] };
   }
+  keep(program, {
+    ...was,
+    held: true,
+    epoch: out.lease.epoch,
+    renewed_at: out.lease.renewed_at,
+    renewed_mono: monoAt(now),
+    holder: seenHolder(out.lease),
+    sha: out.sha,
+    tree: out.tree,
+    pending: null,
+    checked_at: iso(now),
+    error: null,
+  });
+  // A renewal of a lease this host did not know it held (a push that landed while its client
+  // saw an error, lease.json lost) is journaled as the lease coming back.
+  const resumed = out.how === "renewed" && !(local?.held && local.epoch === out.lease.epoch);
+  const events =
+    out.how !== "renewed" || resumed ? [journalAcquired(program, at.ref, out, now)] : [];
   return { facts, events };
+}
+
+/**
+ * Renewed within half a cadence (a watch pass woken by a save, a tick run by hand): no other
+ * host can have taken it over since, and the pass at the next interval renews it.
+ */
+function renewedJustNow(program: ProgramContext, s: LeaseSetup, now: number): boolean {
+  const { local, at } = s;
+  const since = sinceRenewal(local, now);
+  return (
+    !!local?.held &&
+    !local.error &&
+    local.epoch !== null &&
+    since !== null &&
+    since >= 0 &&
+    local.ref === at.ref &&
+    since < skipWithin(program) &&
+    since + program.policy.cadence < s.holdMs
+  );
+}
+
+/** This machine, as the lease names its holder. */
+function host(instance: string): LeaseHost {
+  return { machine_id: machineId(), hostname: hostname(), instance };
+}
+
+/** This state folder's own lease commits: the last it wrote, and one pushed but never seen land. */
+function ownCommits(local: LocalLease | null): string[] {
+  return [local?.sha, local?.pending].filter((x): x is string => !!x);
+}
+
+/** A slow remote takes time: the fence is judged on the time since the renewal after the ask. */
+function afterAsk(s: LeaseSetup, now: number, began: number): LeaseSetup["base"] {
+  return { ...s.base, since_renewal_ms: sinceRenewal(s.local, now + (Date.now() - began)) };
+}
+
+/** The remote could not be asked: what this host knew before, and why. */
+function unreachable(
+  s: LeaseSetup,
+  err: unknown,
+  base: LeaseSetup["base"],
+  now: number,
+): { facts: LeaseFacts; events: JournalEvent[] } {
+  const error = (err as Error).message.split("\n")[0] ?? "the remote failed";
+  return {
+    facts: {
+      ...base,
+      state: "unreachable",
+      epoch: s.local?.held ? s.local.epoch : null,
+      holder: holderFacts(s.local?.holder ?? null, now),
+      error,
+    },
+    events: [],
+  };
 }
 
 /**
@@ -194,7 +238,7 @@ export async function leaseFacts(
  * program's interval (a timer run with a long --every still renews at each watch interval).
  */
 function skipWithin(program: ProgramContext): number {
-  return Math.min(program.policy.cadence, parseDuration(program.config.watchdog.interval)) / 2;
+  return Math.min(program.policy.cadence, program.policy.interval) / 2;
 }
 
 /**
@@ -210,18 +254,13 @@ function keep(program: ProgramContext, lease: LocalLease): void {
 }
 
 /** This host's last renewal as holdLease's fast path takes it, when it holds the lease. */
-function lastHeld(local: LocalLease | null, ttl: string): LastHeld | null {
+function lastHeld(local: LocalLease | null, ttl: number): LastHeld | null {
   if (!local?.held || !local.sha || local.epoch === null || !local.holder || !local.renewed_at)
     return null;
   return {
     sha: local.sha,
     tree: local.tree ?? null,
-    lease: {
-      ...local.holder,
-      epoch: local.epoch,
-      renewed_at: local.renewed_at,
-      ttl: parseDuration(ttl),
-    },
+    lease: { ...local.holder, epoch: local.epoch, renewed_at: local.renewed_at, ttl },
   };
 }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { firstSight } from "../config/last-valid.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import type { LeaseRead } from "../lease/tick-lease.js";
 import { sweepLeftovers } from "../lock/dir-lock.js";
 import { hostStateDir } from "../usage/host-state.js";
 import { faultPoint } from "../util/fault-point.js";
@@ -71,18 +72,18 @@ function journalConfigInvalid(program: ProgramContext, now: number): JournalEven
 }
 
 /**
- * The lease's facts for a program that has one (DESIGN §15), loaded only then: a single-host
- * tick stays as light as before. `hold` renews or takes it over; see lease/tick-lease.ts.
+ * The lease's facts for a program that has one (DESIGN §15), its code loaded only then: a
+ * single-host tick stays as light as before. See lease/tick-lease.ts for what each look does.
  */
 async function leaseOf(
   program: ProgramContext,
-  now: number,
-  mode: "hold" | "read" | "local",
-): Promise<{ facts: Facts["lease"]; events: JournalEvent[] } | null> {
+  look: (m: LeaseLooks) => LeaseRead | Promise<LeaseRead>,
+): Promise<LeaseRead> {
   if (!program.config.lease) return null;
-  const { leaseFacts } = await import("../lease/tick-lease.js");
-  return leaseFacts(program, now, mode);
+  return look(await import("../lease/tick-lease.js"));
 }
+
+type LeaseLooks = typeof import("../lease/tick-lease.js");
 
 let hostSwept = false;
 
@@ -127,7 +128,7 @@ export async function tickProgram(
     effects: d.effects.map(effectName),
   });
   if (opts.dryRun) {
-    const lease = await leaseOf(program, now, "read");
+    const lease = await leaseOf(program, (m) => m.readLeaseFacts(program, now));
     const facts = await gather(program, now);
     if (lease) facts.lease = lease.facts;
     const d = await judge(program, facts, now);
@@ -158,7 +159,7 @@ export async function tickProgram(
       const invalid = journalConfigInvalid(program, now);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
-      const lease = await leaseOf(program, now, "hold");
+      const lease = await leaseOf(program, (m) => m.holdLeaseFacts(program, now));
       signal.throwIfAborted();
       if (lease) events.push(...lease.events);
       facts = await gather(program, now, { held: false });
@@ -252,7 +253,7 @@ export async function statusOf(program: ProgramContext, now = Date.now()): Promi
     now,
     readTickLock(program.stateDir, program.policy.tickDeadline, now),
   );
-  const lease = await leaseOf(program, now, "local");
+  const lease = await leaseOf(program, (m) => m.localLeaseFacts(program, now));
   if (lease) facts.lease = lease.facts;
   const d = await judge(program, facts, now);
   return {
