@@ -3,12 +3,22 @@
 // test holds docs/commands.md to the same list, so what a command accepts, what its help says
 // and what the manual says cannot drift apart.
 
+/**
+ * An option's kind. `duration`: a positive duration (90s, 5m, 2h, 1d), parsed to ms; `when`: a
+ * duration or an ISO-8601 time, parsed to a When. Both are parsed in util/args.ts, with one
+ * error wording each, so no command parses a flag of its own.
+ */
+export type OptionType = "string" | "boolean" | "duration" | "when";
+
 export interface OptionSpec {
-  type: "string" | "boolean";
-  /** The value's placeholder in help (`N`, `DURATION`); string options only. */
+  type: OptionType;
+  /** The value's placeholder in help (`N`, `DURATION`); options with a value only. */
   arg?: string;
   help: string;
 }
+
+/** A `when` option's value: a duration from now (its direction is the command's), or a time. */
+export type When = { duration: number } | { at: number };
 
 export interface CommandSpec {
   /** The synopsis lines, without the leading `sheepdog `. */
@@ -92,7 +102,7 @@ export const COMMAND_SPECS = {
       program,
       all,
       every: {
-        type: "string",
+        type: "duration",
         arg: "DURATION",
         help: "how often the scheduler runs this tick (the units install writes pass it); gaps in the watchdog's runs are judged against it (default: the program's watchdog.interval)",
       },
@@ -172,7 +182,7 @@ export const COMMAND_SPECS = {
     options: {
       program,
       every: {
-        type: "string",
+        type: "duration",
         arg: "DURATION",
         help: "wake after this long at the latest (default 20m)",
       },
@@ -251,7 +261,7 @@ export const COMMAND_SPECS = {
     about: "start nothing until WHEN (an ISO-8601 time, or a duration from now such as 2h)",
     options: {
       program,
-      until: { type: "string", arg: "WHEN", help: "when the pause ends (required)" },
+      until: { type: "when", arg: "WHEN", help: "when the pause ends (required)" },
       json,
     },
   },
@@ -288,7 +298,7 @@ export const COMMAND_SPECS = {
       program,
       all,
       interval: {
-        type: "string",
+        type: "duration",
         arg: "DURATION",
         help: "how often the tick runs (default: the program's watchdog.interval; 5m with --all)",
       },
@@ -326,7 +336,7 @@ export const COMMAND_SPECS = {
     options: {
       program,
       since: {
-        type: "string",
+        type: "when",
         arg: "WHEN",
         help: "only events since WHEN: a duration back from now (1h, the default) or an ISO-8601 time",
       },
@@ -340,7 +350,7 @@ export const COMMAND_SPECS = {
       program,
       all,
       since: {
-        type: "string",
+        type: "when",
         arg: "WHEN",
         help: "the window's start: a duration back from now (24h, the default) or an ISO-8601 time",
       },
@@ -373,11 +383,24 @@ export const COMMAND_SPECS = {
 type Specs = typeof COMMAND_SPECS;
 export type CommandName = keyof Specs;
 
-/** A command's parsed option values: strings for string options, booleans for flags. */
+type ValueOf<T extends OptionType> = T extends "string"
+  ? string
+  : T extends "duration"
+    ? number
+    : T extends "when"
+      ? When
+      : boolean;
+
+/**
+ * A command's parsed option values: strings for string options, booleans for flags, ms for a
+ * duration, a When for a when.
+ */
 export type OptionValues<C extends CommandName> = {
-  -readonly [K in keyof Specs[C]["options"]]?: Specs[C]["options"][K] extends { type: "string" }
-    ? string
-    : boolean;
+  -readonly [K in keyof Specs[C]["options"]]?: Specs[C]["options"][K] extends {
+    type: infer T extends OptionType;
+  }
+    ? ValueOf<T>
+    : never;
 };
 
 /** The options a command's parser accepts, in node:util parseArgs' shape. */
@@ -386,6 +409,9 @@ export function parserOptions(
 ): Record<string, { type: "string" | "boolean" }> {
   const spec: CommandSpec = COMMAND_SPECS[command];
   return Object.fromEntries(
-    Object.entries(spec.options).map(([name, o]) => [name, { type: o.type }]),
+    Object.entries(spec.options).map(([name, o]) => [
+      name,
+      { type: o.type === "boolean" ? "boolean" : "string" },
+    ]),
   );
 }

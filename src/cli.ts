@@ -64,7 +64,7 @@ function columns(rows: [string, string][], indent: string): string {
 function commandUsage(spec: CommandSpec): string {
   const usage = spec.usage.map((u) => `  sheepdog ${u}`).join("\n");
   const options = Object.entries(spec.options).map(([flag, o]): [string, string] => [
-    `--${flag}${o.type === "string" ? ` ${o.arg ?? "VALUE"}` : ""}`,
+    `--${flag}${o.type !== "boolean" ? ` ${o.arg ?? "VALUE"}` : ""}`,
     o.help,
   ]);
   options.push(["--help", "this help"]);

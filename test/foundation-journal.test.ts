@@ -400,7 +400,9 @@ describe("sheepdog journal", () => {
     const p = seeded();
     const bad = sheepdog(["journal", "--since", "yesterday"], { env: p.env });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--since: expected a duration such as 1h or an ISO-8601 time/);
+    expect(bad.stderr).toContain(
+      `--since: expected a duration such as 2h or an ISO-8601 time such as 2026-11-30T18:00:00Z, got "yesterday"`,
+    );
     const empty = tempProgram("empty");
     const r = sheepdog(["journal", "--json"], { env: empty.env });
     expect(r.code, r.stderr).toBe(0);

@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { int, parsePlist, writePlist } from "../src/install/plist.js";
 import { launchdCalendar, scheduleOf, systemdOnCalendar } from "../src/install/schedule.js";
 import { quoteAssignment, quoteExecWord, splitWords } from "../src/install/systemd.js";
+import { durationOption } from "../src/util/args.js";
+import { formatDuration, parseDuration } from "../src/util/duration.js";
 import { tempDir } from "./helpers/cli.js";
 import { parsePlistWithPython } from "./helpers/install.js";
 
@@ -24,7 +26,7 @@ describe("interval → schedule", () => {
     ["2h", "0/2:00", { kind: "hours", step: 2 }],
     ["1d", "0/24:00", { kind: "hours", step: 24 }],
   ])("%s → OnCalendar=%s", (interval, onCalendar, schedule) => {
-    expect(systemdOnCalendar(interval)).toBe(onCalendar);
+    expect(systemdOnCalendar(parseDuration(interval))).toBe(onCalendar);
     expect(
       scheduleOf(
         Number.parseInt(interval, 10) *
@@ -38,19 +40,23 @@ describe("interval → schedule", () => {
     (interval) => {
       let err: unknown;
       try {
-        systemdOnCalendar(interval);
+        systemdOnCalendar(parseDuration(interval));
       } catch (e) {
         err = e;
       }
       expect((err as { exitCode?: number }).exitCode).toBe(2);
-      expect((err as Error).message).toContain(`--interval ${interval}`);
+      expect((err as Error).message).toContain(
+        `--interval ${formatDuration(parseDuration(interval))}`,
+      );
       expect((err as Error).message).toContain("5m");
       expect((err as Error).message).toContain("1h");
     },
   );
 
   it.each(["0s", "abc", "", "5", "-5m"])("%j is not an interval: exit 2", (interval) => {
-    expect(() => systemdOnCalendar(interval)).toThrow(/--interval/);
+    expect(() => durationOption("interval", interval)).toThrow(
+      `--interval: expected a positive duration such as 90s, 5m, 2h or 1d, got ${JSON.stringify(interval)}`,
+    );
   });
 
   it.each([

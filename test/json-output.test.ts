@@ -106,7 +106,9 @@ describe("pause / unpause --json", () => {
     const bad = sheepdog(["pause", "--until", "tomorrow", "--json"], { env: p.env });
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toMatch(/--until: expected an ISO-8601 time/);
+    expect(bad.stderr).toContain(
+      `--until: expected a duration such as 2h or an ISO-8601 time such as 2026-11-30T18:00:00Z, got "tomorrow"`,
+    );
   });
 });
 

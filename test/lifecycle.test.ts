@@ -154,8 +154,8 @@ describe("pause and unpause", () => {
     expect(sheepdog(["pause"], { env: q.env }).stderr).toMatch(/--until WHEN is required/);
     const bad = sheepdog(["pause", "--until", "tomorrow"], { env: q.env });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(
-      /--until: expected an ISO-8601 time .* or a duration from now \(2h\), got "tomorrow"/,
+    expect(bad.stderr).toContain(
+      `--until: expected a duration such as 2h or an ISO-8601 time such as 2026-11-30T18:00:00Z, got "tomorrow"`,
     );
     expect(sheepdog(["pause", "--until", "2020-01-01T00:00:00Z"], { env: q.env }).stderr).toMatch(
       /already passed/,

@@ -66,7 +66,9 @@ describe("tick --every: the cadence gaps are judged against", () => {
     for (const bad of ["0s", "soon"]) {
       const r = sheepdog(["tick", "--every", bad], { env: p.env });
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain(`--every "${bad}": expected a positive duration`);
+      expect(r.stderr).toContain(
+        `--every: expected a positive duration such as 90s, 5m, 2h or 1d, got "${bad}"`,
+      );
     }
   });
 });

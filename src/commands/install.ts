@@ -2,7 +2,7 @@ import { openProgram } from "../config/context.js";
 import { UsageError } from "../errors.js";
 import { requireSchedulerTool, runPlan, schedulerArg } from "../install/args.js";
 import { installPlan } from "../install/install.js";
-import { ALL_INTERVAL, type Target } from "../install/target.js";
+import { ALL_INTERVAL_MS, type Target } from "../install/target.js";
 import { withWatcher } from "../install/watch-plan.js";
 import { parseCommandArgs } from "../util/args.js";
 
@@ -20,9 +20,9 @@ export async function run(argv: string[]): Promise<number> {
     // like every command but doctor, install refuses a program whose config or state is bad
     const program = openProgram(values.program, { takesAll: true });
     target = { kind: "program", name: program.name, root: program.root };
-    interval ??= program.config.watchdog.interval;
+    interval ??= program.policy.interval;
   }
-  let plan = installPlan(scheduler, target, interval ?? ALL_INTERVAL);
+  let plan = installPlan(scheduler, target, interval ?? ALL_INTERVAL_MS);
   // --watch: the resident watcher too, beside the timer (which stays as its watchdog)
   if (values.watch) plan = withWatcher(scheduler, target, plan);
   return runPlan(scheduler, plan, {

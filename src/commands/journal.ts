@@ -1,9 +1,10 @@
+import type { When } from "../cli-spec.js";
 import { openProgram } from "../config/context.js";
 import { EXIT } from "../errors.js";
 import { describeSkipped, type JournalEvent, readAllJournal } from "../journal/journal.js";
-import { parseCommandArgs } from "../util/args.js";
+import { parseCommandArgs, whenAt } from "../util/args.js";
+import { formatDuration } from "../util/duration.js";
 import { localTime, localTimes } from "../util/local-time.js";
-import { parseSince } from "../util/since.js";
 
 // Start times and machine ids identify processes for sheepdog; people read pids.
 const SKIP_IN_LINE = new Set(["at", "type", "carried", "start_time", "machine_id"]);
@@ -23,9 +24,20 @@ export function formatEvent(e: JournalEvent): string {
   return `${time}  ${e.type.padEnd(16)} ${localTimes(fields)}`.trimEnd();
 }
 
+/** ` in the last 1h`, ` since 2026-11-30 10:00:00Z`, or nothing without --since. */
+function sinceText(w: When | undefined): string {
+  if (!w) return "";
+  return "duration" in w
+    ? ` in the last ${formatDuration(w.duration)}`
+    : ` since ${localTime(w.at)}`;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("journal", argv);
-  const since = values.since === undefined ? Number.NEGATIVE_INFINITY : parseSince(values.since);
+  const since =
+    values.since === undefined
+      ? Number.NEGATIVE_INFINITY
+      : whenAt(values.since, Date.now(), "back");
   const program = openProgram(values.program, { lastValid: true });
   const journal = readAllJournal(program.stateDir);
   const events = journal.events.filter((e) => Date.parse(e.at) >= since);
@@ -34,9 +46,7 @@ export async function run(argv: string[]): Promise<number> {
   } else {
     for (const e of events) process.stdout.write(`${formatEvent(e)}\n`);
     if (events.length === 0)
-      process.stderr.write(
-        `${program.name}: no events${values.since ? ` in the last ${values.since}` : ""}\n`,
-      );
+      process.stderr.write(`${program.name}: no events${sinceText(values.since)}\n`);
   }
   const skipped = describeSkipped(journal.skipped);
   if (skipped) process.stderr.write(`${program.name}: ${skipped}\n`);

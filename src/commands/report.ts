@@ -6,10 +6,12 @@ import { reportHtml } from "../report/html.js";
 import { nightNumbers, verdict } from "../report/numbers.js";
 import { buildTimeline, type Timeline } from "../report/timeline.js";
 import { ensureHostDir } from "../usage/host-state.js";
-import { parseCommandArgs } from "../util/args.js";
+import { parseCommandArgs, whenAt } from "../util/args.js";
 import { writeFileAtomic } from "../util/fs.js";
-import { parseSince } from "../util/since.js";
 import { iso } from "../util/time.js";
+
+/** The window a report draws without --since: the last 24 h. */
+const DEFAULT_WINDOW_MS = 24 * 60 * 60_000;
 
 // `sheepdog report`: the picture of a night (DESIGN §13), read from the journal alone.
 
@@ -74,7 +76,7 @@ function jsonOf(timelines: readonly Timeline[], from: number, to: number, file: 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("report", argv);
   const to = Date.now();
-  const from = parseSince(values.since ?? "24h", to);
+  const from = whenAt(values.since ?? { duration: DEFAULT_WINDOW_MS }, to, "back");
   const loaded = load(values, from, to);
   // --json is data for people who chart it themselves: a file only when asked for one.
   let file: string | null = null;

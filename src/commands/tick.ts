@@ -1,14 +1,9 @@
 import { openProgramAt, type ProgramContext, selectRoots } from "../config/context.js";
 import { leaseTtlNeeded } from "../config/warnings.js";
-import { EXIT, SheepdogError, UsageError } from "../errors.js";
+import { EXIT, SheepdogError } from "../errors.js";
 import { describeSkipped } from "../journal/journal.js";
 import { parseCommandArgs } from "../util/args.js";
-import {
-  DURATION_EXPECTED,
-  formatDuration,
-  isPositiveDuration,
-  parseDuration,
-} from "../util/duration.js";
+import { formatDuration } from "../util/duration.js";
 import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
 import { jsonReport, tickLines } from "../watchdog/report.js";
@@ -52,17 +47,11 @@ function tickConcurrency(): number {
 const isFailure = (r: tick.ProgramReport | undefined) =>
   r?.decision === "tick_failed" || r?.decision === "error";
 
-function parseEvery(text: string): number {
-  if (!isPositiveDuration(text))
-    throw new UsageError(`--every ${JSON.stringify(text)}: expected ${DURATION_EXPECTED}`);
-  return parseDuration(text);
-}
-
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("tick", argv);
   const dryRun = values["dry-run"] === true;
   const roots = selectRoots(values.program, values.all);
-  const every = values.every === undefined ? undefined : parseEvery(values.every);
+  const every = values.every;
   const startedAt = Date.now();
   // Every program pass has its own deadline (the tick lock's, 4 min): launchd has none, and a
   // hung pass must not be silent. One given up is journaled and paged and acts no more; the

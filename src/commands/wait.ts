@@ -8,14 +8,14 @@
 import { existsSync, type FSWatcher, watch } from "node:fs";
 import { readClaim, sameProcess } from "../claim/claim.js";
 import { openProgram } from "../config/context.js";
-import { EXIT, UsageError } from "../errors.js";
+import { EXIT } from "../errors.js";
 import { followReplay } from "../journal/follow.js";
 import type { ReplayedState } from "../journal/replay.js";
 import { leaseAnswer, readLocalLease, sinceRenewal } from "../lease/local.js";
 import { livenessOf } from "../process/identity.js";
 import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
-import { formatDuration, isPositiveDuration, parseDuration } from "../util/duration.js";
+import { formatDuration } from "../util/duration.js";
 
 export type WakeEvent = "time" | "seat" | "stood_down" | "claim_lost" | "lease_lost";
 
@@ -84,16 +84,14 @@ export function wakeNow(
   return null;
 }
 
+/** `wait` without --every wakes after 20 minutes at the latest. */
+const DEFAULT_EVERY_MS = 20 * 60_000;
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("wait", argv);
-  const every = values.every ?? "20m";
-  if (!isPositiveDuration(every))
-    throw new UsageError(
-      `--every: expected a duration above zero such as 90s, 20m or 1h, got ${JSON.stringify(every)}`,
-    );
+  const everyMs = values.every ?? DEFAULT_EVERY_MS;
   const program = openProgram(values.program);
   const me = findManager(pidOption(values.pid));
-  const everyMs = parseDuration(every);
   const deadline = Date.now() + everyMs;
   const wake = await waitForWake(program.stateDir, me, deadline, !!program.config.lease);
   const out =

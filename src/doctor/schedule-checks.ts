@@ -4,10 +4,10 @@ import { dirname, join, resolve } from "node:path";
 import type { Program } from "../config/load.js";
 import { activityWarnings, leaseTtlNeeded, policyWarnings } from "../config/warnings.js";
 import type { Installed, Scheduler } from "../install/installed.js";
-import { ALL_INTERVAL } from "../install/target.js";
+import { ALL_INTERVAL_MS } from "../install/target.js";
 import { stateDirOf, stateFiles } from "../state/dir.js";
 import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
-import { formatDuration, parseDuration } from "../util/duration.js";
+import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
 
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
@@ -90,7 +90,7 @@ function isFile(path: string): boolean {
 }
 
 /** An `--all` unit from before `tick --every` ticks at `install --all`'s default interval. */
-const ALL_DEFAULT_CADENCE = parseDuration(ALL_INTERVAL);
+const ALL_DEFAULT_CADENCE = ALL_INTERVAL_MS;
 
 /** The unit that ticks this program least often, and how often that is. */
 function slowestUnit(

@@ -14,7 +14,7 @@ import {
   renderLaunchAgent,
 } from "./launchd.js";
 import { type CommandResult, LAUNCHER_FILE_MODE, type Step } from "./plan.js";
-import { launchdCalendar, parseInterval, systemdOnCalendar } from "./schedule.js";
+import { launchdCalendar, type Schedule, scheduleOf, systemdOnCalendar } from "./schedule.js";
 import {
   buildUnits,
   isOurUnit,
@@ -93,10 +93,11 @@ function describeTarget(target: Target): string {
 /** What both schedulers' plans are made from. */
 interface PlanInput {
   target: Target;
-  interval: string;
+  /** How often the tick runs, in ms (the `--interval` flag, parsed by util/args.ts). */
+  interval: number;
   env: NodeJS.ProcessEnv;
   home: string;
-  schedule: ReturnType<typeof parseInterval>["schedule"];
+  schedule: Schedule;
   every: string;
   title: string;
   /** The files every unit runs and the environment it passes on. */
@@ -108,11 +109,12 @@ interface PlanInput {
 export function installPlan(
   scheduler: Scheduler,
   target: Target,
-  interval: string,
+  interval: number,
   env = process.env,
 ): Plan {
   const home = homeDir(env);
-  const { ms, schedule } = parseInterval(interval);
+  const ms = interval;
+  const schedule = scheduleOf(ms);
   const sheepdogHome = sheepdogHomeEnv(env);
   const stateDir = sheepdogStateDirEnv(env);
   const input: PlanInput = {

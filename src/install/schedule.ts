@@ -1,5 +1,5 @@
 import { UsageError } from "../errors.js";
-import { DURATION_EXPECTED, isPositiveDuration, parseDuration } from "../util/duration.js";
+import { formatDuration } from "../util/duration.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -17,13 +17,6 @@ export type Schedule =
   | { kind: "minutes"; step: number }
   | { kind: "hours"; step: number }
   | { kind: "seconds"; seconds: number };
-
-export function parseInterval(text: string): { ms: number; schedule: Schedule } {
-  if (!isPositiveDuration(text))
-    throw new UsageError(`--interval ${JSON.stringify(text)}: expected ${DURATION_EXPECTED}`);
-  const ms = parseDuration(text);
-  return { ms, schedule: scheduleOf(ms) };
-}
 
 export function scheduleOf(ms: number): Schedule {
   if (ms % HOUR === 0 && ms <= DAY && DAY % ms === 0) return { kind: "hours", step: ms / HOUR };
@@ -51,9 +44,10 @@ export function launchdCalendar(schedule: Schedule): CalendarEntry[] | null {
   return null;
 }
 
-/** systemd `OnCalendar=` for an interval; exit 2 for one a calendar cannot express. */
-export function systemdOnCalendar(text: string): string {
-  const { schedule } = parseInterval(text);
+/** systemd `OnCalendar=` for an interval (ms); exit 2 for one a calendar cannot express. */
+export function systemdOnCalendar(ms: number): string {
+  const schedule = scheduleOf(ms);
+  const text = formatDuration(ms);
   if (schedule.kind === "minutes") return `*:0/${schedule.step}`;
   if (schedule.kind === "hours") return `0/${schedule.step}:00`;
   throw new UsageError(

@@ -7,7 +7,7 @@ import { isPositiveDuration, parseDuration } from "../util/duration.js";
 import { expandHome } from "../util/fs.js";
 
 /** How often an `--all` timer ticks unless `--interval` says otherwise (one program's is its own). */
-export const ALL_INTERVAL = "5m";
+export const ALL_INTERVAL_MS = 5 * 60_000;
 
 /** What one installed timer ticks: one program (by its root) or every program (`--all`). */
 export type Target = { kind: "program"; name: string; root: string } | { kind: "all" };
