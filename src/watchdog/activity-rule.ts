@@ -7,7 +7,7 @@ import type { Effect } from "./effects.js";
 import type { ClaimFacts, Facts } from "./facts.js";
 import { ms } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
-import { type Matched, type RuleContext, startFor } from "./rule-context.js";
+import { type Matched, type RuleContext, startFor, stopLiveHolder } from "./rule-context.js";
 
 const fmt = formatDuration;
 
@@ -60,7 +60,7 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
     reason: `pid ${claim.pid} ${words}`,
     activity: seen,
   });
-  const { pid, start_time, machine_id } = claim;
+  const { pid } = claim;
   const start = startOfHolder(facts.history.last_start, claim);
   const restart = (
     decision: "restart_idle" | "restart_wedged",
@@ -73,9 +73,7 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
     effects: [
       ...ctx.pre,
       note(decision),
-      { kind: "keep_evidence", pid },
-      { kind: "stop", who: "holder", pid, start_time, machine_id, start },
-      { kind: "break_claim" },
+      ...stopLiveHolder(facts, claim),
       startFor(ctx, `the previous manager (pid ${pid}) was ${what}: ${a.evidence[0] ?? a.verdict}`),
     ],
     loop_prefix: `pid ${pid} was ${what}; stopped, and `,

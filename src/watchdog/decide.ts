@@ -15,6 +15,7 @@ import {
   type RuleContext,
   ruleContext,
   startFor,
+  stopLiveHolder,
 } from "./rule-context.js";
 
 export type { Effect } from "./effects.js";
@@ -252,9 +253,6 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   const lock = facts.merge_lock;
   if (lock && !lock.held && lock.error) stale += ` (merge lock unreadable: ${lock.error})`;
   // 9. Alive but stuck: keep evidence, stop it, break its claim, start anew.
-  const last = facts.history.last_start;
-  // The holder's pane, if a tmux/herdr start made it.
-  const start = startOfHolder(last, claim);
   // A manager told at a pause to save and stop that did not: its stop is expected, not paged.
   const note = ctx.unpause
     ? {
@@ -262,24 +260,13 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
         planned: true as const,
       }
     : undefined;
-  const { pid, start_time, machine_id } = claim;
   return {
     decision: "restart_stuck",
     rule: 9,
     reason: `pid ${claim.pid}: ${stale}${credited}`,
     effects: [
       ...ctx.pre,
-      { kind: "keep_evidence", pid },
-      {
-        kind: "stop",
-        who: "holder",
-        pid,
-        start_time,
-        machine_id,
-        start,
-        ...(note ? { note } : {}),
-      },
-      { kind: "break_claim" },
+      ...stopLiveHolder(facts, claim, note),
       startFor(ctx, `the previous manager (pid ${claim.pid}) was stuck: ${stale}`),
     ],
     loop_prefix: `pid ${claim.pid} was stuck: ${stale}; stopped, and `,

@@ -6,8 +6,7 @@
 import { formatDuration } from "../util/duration.js";
 import type { Effect } from "./effects.js";
 import type { Facts, LeaseFacts } from "./facts.js";
-import { startOfHolder } from "./holder-start.js";
-import type { DecidePolicy, Matched } from "./rule-context.js";
+import { type DecidePolicy, type Matched, stopLiveHolder } from "./rule-context.js";
 
 const fmt = formatDuration;
 
@@ -67,19 +66,7 @@ export function leaseRule(facts: Facts, policy: DecidePolicy): Matched | null {
   let stopped = "";
   if (claim.state === "alive") {
     // Its own manager: stopped by exact pid, as rule 9 stops a stuck one.
-    const { pid, start_time, machine_id } = claim;
-    effects.push(
-      { kind: "keep_evidence", pid },
-      {
-        kind: "stop",
-        who: "holder",
-        pid,
-        start_time,
-        machine_id,
-        start: startOfHolder(facts.history.last_start, claim),
-      },
-      { kind: "break_claim" },
-    );
+    effects.push(...stopLiveHolder(facts, claim));
     stopped = `; its manager pid ${claim.pid} is stopped`;
   } else if (
     facts.history.last_start &&

@@ -2,8 +2,9 @@
 // context below rule 4 and the start effect. Pure, like decide.
 import type { Policy } from "../config/load.js";
 import type { Effect } from "./effects.js";
-import type { FactName, Facts } from "./facts.js";
+import type { ClaimFacts, FactName, Facts } from "./facts.js";
 import { ms } from "./gaps.js";
+import { startOfHolder } from "./holder-start.js";
 
 export const DECISIONS = [
   "locked",
@@ -120,4 +121,26 @@ export function startFor(ctx: RuleContext, why: string): Effect {
     reason: ctx.unpause ? `${ctx.unpause}; ${why}` : why,
     planned: ctx.plannedWhy !== null,
   };
+}
+
+/** A claim whose holder is named (the live holder a rule stops). */
+export type NamedClaim = Extract<ClaimFacts, { pid: number }>;
+
+/**
+ * Stopping the live holder (rule 9 and its sooner forms 9a and 9b, and a lost lease's fence):
+ * its evidence kept, it stopped by exact pid (its pane closed where a start made one), its
+ * claim broken. `note`: an expected stop (a manager left running past a pause), not paged.
+ */
+export function stopLiveHolder(
+  facts: Facts,
+  claim: NamedClaim,
+  note?: { reason: string; planned: true },
+): Effect[] {
+  const { pid, start_time, machine_id } = claim;
+  const start = startOfHolder(facts.history.last_start, claim);
+  return [
+    { kind: "keep_evidence", pid },
+    { kind: "stop", who: "holder", pid, start_time, machine_id, start, ...(note ? { note } : {}) },
+    { kind: "break_claim" },
+  ];
 }
