@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { writeJsonAtomic } from "../util/fs.js";
+import { readJsonFile } from "../util/json-file.js";
 import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 
@@ -38,12 +38,5 @@ export function stampHeartbeat(
 
 /** The heartbeat, or null when absent or unreadable (an unreadable one proves nothing). */
 export function readHeartbeat(stateDir: string): Heartbeat | null {
-  try {
-    const parsed = heartbeatSchema.safeParse(
-      JSON.parse(readFileSync(join(stateDir, HEARTBEAT), "utf8")),
-    );
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readJsonFile(join(stateDir, HEARTBEAT), heartbeatSchema);
 }

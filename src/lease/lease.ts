@@ -2,12 +2,14 @@
 // JSON, changed only by compare-and-swap (git/ref-cas.ts). A host creates it ("must not
 // exist"), renews its own, and takes over one not renewed for ttl + margin, each with the sha
 // it saw; the epoch rises at every takeover. Another machine's fresh lease is left alone.
+
 import { resolve } from "node:path";
 import * as z from "zod/mini";
 import type { LeaseTimes } from "../config/load.js";
 import type { ProgramConfig } from "../config/schema.js";
 import { RuntimeFailure } from "../errors.js";
 import { casRef, emptyTree, messageCommit, type RefAt, readRef } from "../git/ref-cas.js";
+import { parseJsonWith } from "../util/json-file.js";
 import { iso } from "../util/time.js";
 
 export interface Lease {
@@ -78,14 +80,9 @@ export function leaseRef(cfg: LeaseConfig, root: string, name: string): RefAt {
 }
 
 export function parseLease(message: string | null): Lease | null {
-  if (message === null) return null;
-  try {
-    const parsed = leaseSchema.safeParse(JSON.parse(message.trim()));
-    // A time that does not parse has no age: such a lease is never taken over.
-    return parsed.success && !Number.isNaN(Date.parse(parsed.data.renewed_at)) ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  const lease = message === null ? null : parseJsonWith(message.trim(), leaseSchema);
+  // A time that does not parse has no age: such a lease is never taken over.
+  return lease && !Number.isNaN(Date.parse(lease.renewed_at)) ? lease : null;
 }
 
 /** The lease as the remote has it now. Throws RuntimeFailure when it cannot be read. */

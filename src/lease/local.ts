@@ -3,10 +3,11 @@
 // `wait`), which must stay fast and must still tell the manager when its host's watchdog has
 // stopped renewing. A host holds the lease for ttl − margin after its last successful renewal:
 // past that, another host may take over within the margin, so it is no longer held here.
-import { readFileSync } from "node:fs";
+
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { writeJsonAtomic } from "../util/fs.js";
+import { readJsonFile } from "../util/json-file.js";
 import { orElse } from "../util/lenient.js";
 import { type MonoStamp, monoNow, steppedBack } from "../util/mono.js";
 
@@ -68,14 +69,7 @@ const schema = z.object({
 });
 
 export function readLocalLease(stateDir: string): LocalLease | null {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(join(stateDir, LEASE_FILE), "utf8"));
-  } catch {
-    return null;
-  }
-  const parsed = schema.safeParse(raw);
-  return parsed.success ? (parsed.data as LocalLease) : null;
+  return readJsonFile(join(stateDir, LEASE_FILE), schema) as LocalLease | null;
 }
 
 export function writeLocalLease(stateDir: string, lease: LocalLease): void {

@@ -12,6 +12,7 @@ import * as z from "zod/mini";
 import { identityOf, livenessOf } from "../process/identity.js";
 import { faultPoint } from "../util/fault-point.js";
 import { isErrno, writeJsonAtomic } from "../util/fs.js";
+import { parseJsonWith } from "../util/json-file.js";
 import { sleepSync } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
 
@@ -202,13 +203,7 @@ export class LockBusy {
 }
 
 function makerOf(file: HolderFile): MutexMaker | null {
-  if (file.state !== "text") return null;
-  try {
-    const parsed = makerSchema.safeParse(JSON.parse(file.text));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return file.state === "text" ? parseJsonWith(file.text, makerSchema) : null;
 }
 
 /**

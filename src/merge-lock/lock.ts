@@ -5,6 +5,7 @@ import { RefusedError } from "../errors.js";
 import { casRef, type RefAt, readRef } from "../git/ref-cas.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
 import { formatDuration } from "../util/duration.js";
+import { parseJsonWith } from "../util/json-file.js";
 import { iso } from "../util/time.js";
 import { deleteIfAt, lockRef, makeLockCommit, repoOf } from "./ref.js";
 
@@ -46,13 +47,7 @@ const holderSchema = z.object({
 });
 
 function parseHolder(message: string | null): MergeLockHolder | null {
-  if (message === null) return null;
-  try {
-    const parsed = holderSchema.safeParse(JSON.parse(message.trim()));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return message === null ? null : parseJsonWith(message.trim(), holderSchema);
 }
 
 async function stateAt(ref: RefAt, now: number): Promise<MergeLockState> {

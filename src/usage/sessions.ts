@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { processInfo } from "../process/identity.js";
 import { writeJsonAtomic } from "../util/fs.js";
+import { readJsonFile } from "../util/json-file.js";
 import { orElse } from "../util/lenient.js";
 import { ensureHostDir, hostStateDir } from "./host-state.js";
 
@@ -48,15 +49,9 @@ const sessionSchema = z.object({
   at: orElse(z.string(), ""),
 });
 
+/** An entry; absent or torn by a hand edit: none. */
 function read(path: string): SessionEntry | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(path, "utf8"));
-  } catch {
-    return null; // absent or torn by a hand edit: no entry
-  }
-  const parsed = sessionSchema.safeParse(value);
-  return parsed.success ? parsed.data : null;
+  return readJsonFile(path, sessionSchema);
 }
 
 /**

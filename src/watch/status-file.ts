@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { livenessOf } from "../process/identity.js";
 import { hostStateDir } from "../usage/host-state.js";
+import { readJsonFile } from "../util/json-file.js";
 import { orElse } from "../util/lenient.js";
 
 /** Where each watcher says it runs and when it last passed: `<state>/watchers/<pid>.json`. */
@@ -76,14 +77,9 @@ export function readWatcherRecords(env: NodeJS.ProcessEnv = process.env): Watche
   }
   const out: WatcherRecord[] = [];
   for (const name of names.filter((n) => /^\d+\.json$/.test(n)).sort()) {
-    let value: unknown;
-    try {
-      value = JSON.parse(readFileSync(join(dir, name), "utf8"));
-    } catch {
-      continue; // a torn or foreign file: not a record
-    }
-    const parsed = recordSchema.safeParse(value);
-    if (parsed.success) out.push(parsed.data);
+    // a torn or foreign file: not a record
+    const record = readJsonFile(join(dir, name), recordSchema);
+    if (record) out.push(record);
   }
   return out;
 }

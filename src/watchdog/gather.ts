@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { readClaim } from "../claim/claim.js";
@@ -9,6 +8,7 @@ import { type History, history, replay } from "../journal/replay.js";
 import { isZombie, livenessOf, machineId, processInfo } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
+import { readJsonFile } from "../util/json-file.js";
 import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 import { type Decision, decide, isHoldersBeat, isNeeds } from "./decide.js";
@@ -43,14 +43,7 @@ const lastTickSchema = z.object({
 });
 
 export function readLastTick(stateDir: string): LastTick | null {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(join(stateDir, LAST_TICK), "utf8"));
-  } catch {
-    return null;
-  }
-  const parsed = lastTickSchema.safeParse(raw);
-  return parsed.success ? (parsed.data as LastTick) : null;
+  return readJsonFile(join(stateDir, LAST_TICK), lastTickSchema) as LastTick | null;
 }
 
 /** The well-formed gaps of a last-tick.json (a hand edit or an older version may have none). */

@@ -10,6 +10,7 @@ import {
   withMutex,
 } from "../lock/dir-lock.js";
 import { identityOf, livenessOf } from "../process/identity.js";
+import { parseJsonWith } from "../util/json-file.js";
 import { iso } from "../util/time.js";
 
 export const TICK_LOCK = "tick.lock";
@@ -53,14 +54,9 @@ export function readTickLock(
       holder: null,
       why: `it has no readable holder (${file.problem})`,
     };
-  let holder: TickLockHolder;
-  try {
-    const parsed = holderSchema.safeParse(JSON.parse(file.text));
-    if (!parsed.success) throw new Error();
-    holder = parsed.data;
-  } catch {
+  const holder = parseJsonWith(file.text, holderSchema);
+  if (!holder)
     return { held: true, live: false, holder: null, why: "its holder.json is not valid" };
-  }
   const liveness = livenessOf(holder);
   if (liveness === "dead" || liveness === "reused")
     return { held: true, live: false, holder, why: `its tick (pid ${holder.pid}) is gone` };
