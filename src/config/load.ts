@@ -6,47 +6,13 @@ import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
 import { isInteractiveClaude } from "./claude-argv.js";
 import { describeIssue } from "./issues.js";
+import type { LeaseTimes, Policy } from "./policy.js";
 import { type ProgramConfig, programSchema } from "./schema.js";
 import { leaseTtlNeeded } from "./warnings.js";
 
 export const CONFIG_FILE = "program.json";
 
-/** Every duration as milliseconds: what the watchdog's rules read. */
-export interface Policy {
-  interval: number;
-  /**
-   * How often the watchdog really runs (DESIGN §6): `tick --every` (the units install writes
-   * pass it), else the interval. Gaps are judged against it.
-   */
-  cadence: number;
-  staleAfter: number;
-  claimGrace: number;
-  mergeMax: number;
-  /** A live holder this long without a save has its activity read (DESIGN §14). */
-  quietAfter: number;
-  /** How long a nudged idle manager has to save before it is restarted. */
-  nudgeWait: number;
-  crashLoopStarts: number;
-  crashLoopWithin: number;
-  noProgressHandOvers: number;
-  /** A token count, or "auto": 75 % of the manager session's context window. */
-  handOverTokens: number | "auto";
-  pauseAtPercent: number;
-  pauseFallback: number;
-  pageCooldown: number;
-  remindEvery: number;
-  reminders: number;
-  /** A tick that runs longer than this is considered hung; its lock may be broken. */
-  tickDeadline: number;
-  /** The lease's ttl and margin (DESIGN §15), parsed once here; null: a single-host program. */
-  lease: LeaseTimes | null;
-}
-
-/** A lease's durations in ms: every rule and command reads these, never the config's text. */
-export interface LeaseTimes {
-  ttl: number;
-  margin: number;
-}
+export type { LeaseTimes, Policy } from "./policy.js";
 
 /** The one place a lease's `ttl` and `margin` are parsed. */
 export function leaseTimesOf(lease: { ttl: string; margin: string }): LeaseTimes {

@@ -1,5 +1,5 @@
 import { formatDuration } from "../util/duration.js";
-import type { LeaseTimes, Policy } from "./load.js";
+import type { LeaseTimes, Policy } from "./policy.js";
 import type { ProgramConfig } from "./schema.js";
 
 /** What `check` warns about beyond the cadence: a config that loads but cannot start anything. */

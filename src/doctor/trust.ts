@@ -6,7 +6,7 @@ import { runsClaude } from "../config/claude-argv.js";
 import type { Program } from "../config/load.js";
 import { homeDir } from "../install/target.js";
 import { expandHome } from "../util/fs.js";
-import type { Check } from "./checks.js";
+import type { Check } from "./check.js";
 
 /**
  * The `.claude.json` the manager's Claude reads: `$CLAUDE_CONFIG_DIR/.claude.json` when the

@@ -6,7 +6,7 @@ import { livenessOf } from "../process/identity.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
 import { readWatcherRecords, type WatcherRecord } from "../watch/status-file.js";
-import type { Check } from "./checks.js";
+import type { Check } from "./check.js";
 
 const check = (
   program: Program,

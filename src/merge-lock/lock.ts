@@ -7,16 +7,17 @@ import { type Liveness, livenessOf, type ProcessIdentity } from "../process/iden
 import { formatDuration } from "../util/duration.js";
 import { parseJsonWith } from "../util/json-file.js";
 import { iso } from "../util/time.js";
-import { deleteIfAt, lockRef, makeLockCommit, repoOf } from "./ref.js";
+import {
+  deleteIfAt,
+  type LockOptions,
+  lockRef,
+  type MergeLockConfig,
+  type MergeLockHolder,
+  makeLockCommit,
+  repoOf,
+} from "./ref.js";
 
-/** The holder JSON a merge-lock commit's message carries (DESIGN §10). */
-export interface MergeLockHolder {
-  pid: number;
-  start_time: string;
-  machine_id: string;
-  item: string | null;
-  at: string;
-}
+export type { LockOptions, MergeLockConfig, MergeLockHolder } from "./ref.js";
 
 export type MergeLockState =
   /** `error`: the lock could not be read (repo or remote unreachable); no merge can be in flight there. */
@@ -29,14 +30,6 @@ export type MergeLockState =
       /** The lock commit the ref points at. */
       sha?: string;
     };
-
-export type MergeLockConfig = NonNullable<ProgramConfig["merge_lock"]>;
-
-export interface LockOptions {
-  /** Base for a relative `merge_lock.repo` (the program root); default the working directory. */
-  root?: string;
-  now?: number;
-}
 
 const holderSchema = z.object({
   pid: z.number().check(z.int(), z.positive()),

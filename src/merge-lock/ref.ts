@@ -3,9 +3,26 @@
 // lock's rules.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { ProgramConfig } from "../config/schema.js";
 import { RefusedError, RuntimeFailure } from "../errors.js";
 import { casDelete, messageCommit, type RefAt } from "../git/ref-cas.js";
-import type { LockOptions, MergeLockConfig, MergeLockHolder } from "./lock.js";
+
+/** The holder JSON a merge-lock commit's message carries (DESIGN §10). */
+export interface MergeLockHolder {
+  pid: number;
+  start_time: string;
+  machine_id: string;
+  item: string | null;
+  at: string;
+}
+
+export type MergeLockConfig = NonNullable<ProgramConfig["merge_lock"]>;
+
+export interface LockOptions {
+  /** Base for a relative `merge_lock.repo` (the program root); default the working directory. */
+  root?: string;
+  now?: number;
+}
 
 export function repoOf(cfg: MergeLockConfig, opts: LockOptions): string {
   const repo = resolve(opts.root ?? process.cwd(), cfg.repo);

@@ -1,19 +1,10 @@
 import type { ProgramContext } from "../config/context.js";
 import { type EventOf, type JournalEvent, readEvents } from "../journal/journal.js";
 import { iso } from "../util/time.js";
+import type { PageStatus } from "../watchdog/facts.js";
 import { nextReminderAt, type PagePolicy, pageHistory, stillRelevant } from "./plan.js";
 
-/** What `status` shows about pages (snake_case: it goes into `status --json`). */
-export interface PageStatus {
-  /** Whether `page.ntfy` is configured at all. */
-  configured: boolean;
-  last_page: { at: string; kind: string; title: string; priority: number } | null;
-  /** Pages that failed and have not been delivered since; the next tick retries them. */
-  undelivered: { at: string; kind: string; title: string; error: string }[];
-  /** When the next stand-down reminder falls due (ISO), or null. */
-  next_reminder: string | null;
-  reminders_left: number | null;
-}
+export type { PageStatus } from "../watchdog/facts.js";
 
 /** Derives the page status from the journal (pure). */
 export function pageStatusOf(

@@ -1,8 +1,8 @@
 // Reading a usage-limit refusal's text (DESIGN §5). Pure: the entry's time and the local zone
 // come in as arguments, so the table of texts in the tests pins every case.
-import { plausibleReset } from "./window-bounds.js";
+import { plausibleReset, type RefusalWindow } from "./window-bounds.js";
 
-export type RefusalWindow = "five_hour" | "seven_day";
+export type { RefusalWindow } from "./window-bounds.js";
 
 export interface ParsedRefusal {
   /** Epoch seconds the limit resets, or null when the text names no time we can be sure of. */

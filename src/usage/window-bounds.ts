@@ -1,7 +1,8 @@
 // How far ahead a window's reset can be (DESIGN §5): a reset more than the window's length
 // after the moment it was read, or before it, cannot be right (a date read into next year, a
 // clock time read in the wrong zone). One bound for refusal texts and statusline readings.
-import type { RefusalWindow } from "./refusal.js";
+/** The windows a refusal can name (the weekly family is bounded as seven_day). */
+export type RefusalWindow = "five_hour" | "seven_day";
 
 const HOUR = 3_600_000;
 export const WINDOW_MS: Record<RefusalWindow, number> = {

@@ -1,7 +1,6 @@
 import type { SkippedLines } from "../journal/journal.js";
 import type { History } from "../journal/replay.js";
 import type { MergeLockState } from "../merge-lock/lock.js";
-import type { PageStatus } from "../page/status.js";
 import type { MonoStamp } from "../util/mono.js";
 import type { Activity } from "./activity.js";
 
@@ -155,4 +154,19 @@ export interface LeaseFacts {
   sha?: string;
   /** `status`: the facts are this host's lease.json, as of this time (null: never asked). */
   as_of?: string | null;
+}
+
+/**
+ * What `status` shows about pages (snake_case: it goes into `status --json`), derived by
+ * page/status.ts; here beside the facts it is part of, so the facts import nothing of page/.
+ */
+export interface PageStatus {
+  /** Whether `page.ntfy` is configured at all. */
+  configured: boolean;
+  last_page: { at: string; kind: string; title: string; priority: number } | null;
+  /** Pages that failed and have not been delivered since; the next tick retries them. */
+  undelivered: { at: string; kind: string; title: string; error: string }[];
+  /** When the next stand-down reminder falls due (ISO), or null. */
+  next_reminder: string | null;
+  reminders_left: number | null;
 }

@@ -1,6 +1,6 @@
+import type { Policy } from "../config/policy.js";
 import type { PauseSpan } from "../journal/replay.js";
 import { steppedBack } from "../util/mono.js";
-import type { DecidePolicy } from "./decide.js";
 import type { Facts, Gap } from "./facts.js";
 
 // Sleep and clock gaps, and heartbeat age (DESIGN §6): the time arithmetic the rules share.
@@ -14,7 +14,7 @@ export const ms = (text: string | null | undefined): number =>
  * tick between two runs of a 15-minute timer must not read the timer's wait as a sleep.
  */
 export function cadenceOf(
-  policy: Pick<DecidePolicy, "cadence">,
+  policy: Pick<Policy, "cadence">,
   facts?: Pick<Facts, "last_tick_cadence_ms">,
 ): number {
   return Math.max(policy.cadence, facts?.last_tick_cadence_ms ?? 0);
@@ -98,7 +98,7 @@ function creditedSpans(facts: Facts, cadence: number, pauses: boolean): Span[] {
  */
 export function gapCredit(
   facts: Facts,
-  policy: Pick<DecidePolicy, "cadence">,
+  policy: Pick<Policy, "cadence">,
   since: number,
   pauses = true,
 ): number {
@@ -119,7 +119,7 @@ export function gapCredit(
  */
 export function pauseGraceEnd(
   facts: Facts,
-  policy: Pick<DecidePolicy, "claimGrace">,
+  policy: Pick<Policy, "claimGrace">,
 ): { ended: string; graceEnds: number } | null {
   const last = usagePauses(facts).at(-1);
   if (!last) return null;
@@ -139,7 +139,7 @@ export function gapsToRecord(
   lastTickAt: string | null,
   gaps: readonly Gap[] | undefined,
   now: number,
-  policy: Pick<DecidePolicy, "staleAfter" | "claimGrace">,
+  policy: Pick<Policy, "staleAfter" | "claimGrace">,
   cadence: number,
 ): Gap[] {
   const out = [...(gaps ?? [])];
@@ -178,7 +178,7 @@ export function isHoldersBeat(
  */
 export function heartbeatAge(
   facts: Facts,
-  policy: Pick<DecidePolicy, "cadence">,
+  policy: Pick<Policy, "cadence">,
 ): {
   age: number;
   credit: number;
@@ -215,7 +215,7 @@ export function heartbeatAge(
 /** A start's age for claim_grace: wall time since, less gap credit, plus any step back. */
 export function startAge(
   facts: Facts,
-  policy: Pick<DecidePolicy, "cadence">,
+  policy: Pick<Policy, "cadence">,
   start: { at: string; mono_ms?: number; boot?: string | null },
 ): { age: number; credit: number; steppedBack: number } {
   const at = ms(start.at);
@@ -225,7 +225,7 @@ export function startAge(
 }
 
 /** Whether the live holder's heartbeat is stale: what makes the merge lock worth reading. */
-export function isStale(facts: Facts, policy: DecidePolicy): boolean {
+export function isStale(facts: Facts, policy: Pick<Policy, "cadence" | "staleAfter">): boolean {
   const hb = heartbeatAge(facts, policy);
   return hb !== null && hb.age >= policy.staleAfter;
 }
