@@ -1,6 +1,5 @@
 import * as z from "zod/mini";
 import { sameProcess } from "../claim/claim.js";
-import type { ProgramConfig } from "../config/schema.js";
 import { RefusedError } from "../errors.js";
 import { casRef, type RefAt, readRef } from "../git/ref-cas.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../process/identity.js";
