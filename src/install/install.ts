@@ -113,8 +113,7 @@ export function installPlan(
   env = process.env,
 ): Plan {
   const home = homeDir(env);
-  const ms = interval;
-  const schedule = scheduleOf(ms);
+  const schedule = scheduleOf(interval);
   const sheepdogHome = sheepdogHomeEnv(env);
   const stateDir = sheepdogStateDirEnv(env);
   const input: PlanInput = {
@@ -123,7 +122,7 @@ export function installPlan(
     env,
     home,
     schedule,
-    every: formatDuration(ms),
+    every: formatDuration(interval),
     title: `sheepdog install ${scheduler}`,
     runs: {
       node: process.execPath,
