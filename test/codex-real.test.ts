@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { readRollout } from "../src/agent/codex/rollout.js";
 import { linesBackward } from "../src/usage/backward.js";
 import { captured } from "./helpers/claude-code.js";
@@ -36,10 +36,15 @@ describe.skipIf(skipWithout("codex", codex.why, CODEX_INSTALL))(
   () => {
     const fresh = useFreshFakeOpenAI();
     const bin = codex.path ?? "";
+    const dirs: string[] = [];
+    afterAll(() => {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 5 });
+    });
 
     /** A git work folder, a CODEX_HOME trusting it with a Stop hook (pre-trusted) and notify. */
     function setup(api: FakeOpenAI) {
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "sheepdog-codex-")));
+      dirs.push(dir);
       const cwd = join(dir, "work");
       const cap = join(dir, "cap");
       mkdirSync(cwd);

@@ -3,9 +3,9 @@
 // is append-only, so a prefix of a captured one is the same session at an earlier moment; a
 // rollout moved in time has every time in it shifted, and its refusal's text printed again
 // the way Codex prints it, in the zone the test names.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { readRollout, retryAtOf } from "../../src/agent/codex/rollout.js";
 import { LINE_CAP, linesBackward } from "../../src/usage/backward.js";
 import { instantOfWallTime, wallTimeOf } from "../../src/util/wall-clock.js";
@@ -36,10 +36,12 @@ const kind = (k: string) => (e: Entry) => e.payload?.type === k;
 const tokenCounts = (text: string) => entries(text).filter(kind("token_count"));
 const taskComplete = (text: string) => entries(text).filter(kind("task_complete")).at(-1) as Entry;
 
+const TMP = tempDir("codex-rollout-");
+afterAll(() => rmSync(TMP, { recursive: true, force: true }));
 let n = 0;
 /** Reads `text` the way the watchdog would: from a file, backwards. */
 function read(text: string, localZone = "UTC") {
-  const file = join(tempDir("codex-rollout-"), `rollout-${n++}.jsonl`);
+  const file = join(TMP, `rollout-${n++}.jsonl`);
   writeFileSync(file, text);
   return readRollout(linesBackward(file), { localZone });
 }
