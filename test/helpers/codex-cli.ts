@@ -150,6 +150,8 @@ export interface CodexHomeOptions {
   notify?: string[];
   /** More top-level keys: `model_context_window`, `model_auto_compact_token_limit`… */
   top?: Record<string, TomlScalar>;
+  /** More `[model_providers.fake]` keys: `stream_idle_timeout_ms` (a hung stream's wait)… */
+  provider?: Record<string, TomlScalar>;
   /** Default true: the "Switch to …?" modal after a limit is not shown. */
   hideRateLimitNudge?: boolean;
 }
@@ -190,6 +192,7 @@ export function makeCodexHome(o: CodexHomeOptions): CodexHome {
     "request_max_retries = 0",
     "stream_max_retries = 0",
   );
+  for (const [k, v] of Object.entries(o.provider ?? {})) lines.push(`${k} = ${tomlValue(v)}`);
   for (const f of o.trusted ?? []) lines.push("", `[projects.${q(f)}]`, 'trust_level = "trusted"');
   lines.push("", "[notice]", `hide_rate_limit_model_nudge = ${o.hideRateLimitNudge !== false}`);
   const hooks: Record<string, unknown> = {};
