@@ -11,9 +11,12 @@ export interface PagePolicy {
   reminders: number;
 }
 
+/** What a page is about: a kind of event, or the close of an incident (`recovered`). */
+export type SentKind = PageKind | "recovered";
+
 /** One page to send now. */
 export interface Attempt {
-  kind: PageKind;
+  kind: SentKind;
   page: Page;
   /** A page that failed before and is sent again. */
   retry?: true;
@@ -34,9 +37,10 @@ const KINDS = new Set<string>([
   "blocked",
   "lease_lost",
   "lease_taken_over",
+  "recovered",
 ]);
 
-function isPageKind(v: unknown): v is PageKind {
+function isPageKind(v: unknown): v is SentKind {
   return typeof v === "string" && KINDS.has(v);
 }
 
@@ -54,20 +58,20 @@ function isPage(v: unknown): v is Page {
 /** What the journal says about pages: never stored twice, always derived (DESIGN §2). */
 export interface PageHistory {
   /** Newest `paged` event of each kind. */
-  lastPaged: Map<PageKind, JournalEvent>;
+  lastPaged: Map<SentKind, JournalEvent>;
   /** Newest `paged` of each kind that still holds back a repeat (a resume ends it for stand-downs). */
-  cooling: Map<PageKind, JournalEvent>;
+  cooling: Map<SentKind, JournalEvent>;
   /** Per kind, the newest `page_failed` that no `paged` of that kind followed. */
-  pending: Map<PageKind, JournalEvent>;
+  pending: Map<SentKind, JournalEvent>;
   state: ReplayedState;
   /** Reminders delivered since the current stand-down began. */
   remindersSent: number;
 }
 
 export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
-  const lastPaged = new Map<PageKind, JournalEvent>();
-  const cooling = new Map<PageKind, JournalEvent>();
-  const pending = new Map<PageKind, JournalEvent>();
+  const lastPaged = new Map<SentKind, JournalEvent>();
+  const cooling = new Map<SentKind, JournalEvent>();
+  const pending = new Map<SentKind, JournalEvent>();
   const state = replay(journal);
   const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
   let remindersSent = 0;
@@ -75,6 +79,10 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
     // A person's resume ends that incident: the next stand-down is news, so it pages even
     // inside the cooldown. (Pauses come and go on their own; they keep their cooldown.)
     if (e.type === "cleared") cooling.delete("stood_down");
+    // After a recovery the phone says all is well: the next problem of that kind is news. (A
+    // pause comes and goes by itself: it keeps its cooldown.)
+    if (e.type === "incident_closed" && isPageKind(e.kind) && e.kind !== "paused")
+      cooling.delete(e.kind);
     if (!isPageKind(e.kind)) return;
     if (e.type === "paged") {
       lastPaged.set(e.kind, e);
@@ -90,7 +98,7 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
 }
 
 /** A failed page about something that is over (a lifted pause, a cleared stand-down) is dropped. */
-export function stillRelevant(kind: PageKind, state: ReplayedState): boolean {
+export function stillRelevant(kind: SentKind, state: ReplayedState): boolean {
   if (kind === "stood_down") return state.stoodDown !== null;
   if (kind === "paused") return state.paused !== null;
   return true;
@@ -123,7 +131,7 @@ export function planPages(input: {
   const { journal, events, policy, now, tick, program } = input;
   const history = pageHistory(journal);
   const attempts: Attempt[] = [];
-  const attempted = new Set<PageKind>();
+  const attempted = new Set<SentKind>();
 
   // A stuck manager stopped on the way to a stand-down: the urgent page says it all.
   const standsDown = events.some((e) => e.type === "stood_down");
