@@ -41,13 +41,14 @@ export function spokenDuration(ms: number): string {
     .trim();
 }
 
-function closeWords(c: Closing): { title: string; what: string } {
+/** The close's title and the words its message begins with. */
+function closeWords(c: Closing, name: string): { title: string; what: string } {
   const kind = c.incident.kind;
   const verb = kind === "paused" ? "unpaused" : "resumed";
-  if (c.how === "person") return { title: verb, what: `${verb} by a person` };
-  if (c.how === "phone") return { title: verb, what: `${verb} from the phone` };
-  if (kind === "paused") return { title: "pause over", what: "recovered: the pause is over," };
-  return { title: "recovered", what: "recovered" };
+  if (c.how === "person") return { title: `${name} ${verb}`, what: `${verb} by a person` };
+  if (c.how === "phone") return { title: `${name} ${verb}`, what: `${verb} from the phone` };
+  if (kind === "paused") return { title: `${name}: the pause is over`, what: "recovered" };
+  return { title: `${name} recovered`, what: "recovered" };
 }
 
 /**
@@ -57,11 +58,11 @@ function closeWords(c: Closing): { title: string; what: string } {
 export function composeClose(c: Closing, program: { name: string }): Page {
   const at = Date.parse(c.at);
   const since = Date.parse(c.incident.since);
-  const words = closeWords(c);
+  const words = closeWords(c, program.name);
   const after = Number.isFinite(since) ? ` after ${spokenDuration(Math.max(0, at - since))}` : "";
   const pid = c.pid !== null ? `; manager pid ${c.pid}` : "";
   return {
-    title: `${program.name} ${words.title}`,
+    title: words.title,
     message: [
       `${words.what} at ${clock(at)} ${zoneName(at)}${after}${pid}`,
       c.incident.title && `It was: ${c.incident.title}`,
