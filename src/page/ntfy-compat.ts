@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { ensureHostDir } from "../usage/host-state.js";
+import { ensureHostDir, hostStateDir } from "../usage/host-state.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
 import { type NtfyTarget, type Page, PageError, type Published, publish } from "./ntfy.js";
@@ -26,7 +26,7 @@ type Servers = z.infer<typeof serversSchema>;
 function readServers(): Servers {
   try {
     const parsed = serversSchema.safeParse(
-      JSON.parse(readFileSync(join(ensureHostDir(""), SERVERS_FILE), "utf8")),
+      JSON.parse(readFileSync(join(hostStateDir(), SERVERS_FILE), "utf8")),
     );
     if (parsed.success) return parsed.data;
   } catch {
