@@ -1,7 +1,7 @@
 // Incidents and answers from the phone, end to end (DESIGN §8): real `sheepdog tick` processes
 // against the ntfy stand-in on 127.0.0.1 (ntfy 2.17 unless a test picks an older one), the
 // page's `http` action pressed exactly as the ntfy Android app sends it.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sheepdogAsync, tempProgram } from "./helpers/cli.js";
@@ -132,6 +132,19 @@ describe("a stand-down incident answered from the phone", () => {
     expect(ofType(p.stateDir, "remote_refused")).toHaveLength(before);
     expect(ofType(p.stateDir, "remote_accepted")).toHaveLength(1);
     expect(server.subscribes.at(-1)?.since).toBe(ids.at(-1));
+
+    // The report draws it as a span, closed by the phone.
+    const rep = await sheepdogAsync(["report", "--json"], { env: p.env });
+    expect(rep.code, rep.stderr).toBe(0);
+    const [night] = JSON.parse(rep.stdout).programs;
+    expect(night.incidents).toMatchObject([
+      { incident, kind: "stood_down", ongoing: false, how: "phone", title: "catalog stood down" },
+    ]);
+    const out = join(p.home, "night.html");
+    expect((await sheepdogAsync(["report", "--out", out], { env: p.env })).code).toBe(0);
+    const html = readFileSync(out, "utf8");
+    expect(html).toContain('<g class="incident stood_down" data-kind="incident">');
+    expect(html).toContain("answered from the phone after");
   });
 
   it("a press after a person resumed at a terminal, and a press of an expired token, are refused", async () => {
