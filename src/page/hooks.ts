@@ -8,10 +8,12 @@ import { planPages } from "./plan.js";
 
 /**
  * Called once at the end of every non-dry tick with the events that tick journaled (and by
- * `resume`, `finish` with theirs): sends the pages they call for, retries failed pages,
- * sends stand-down reminders, requests `page.heartbeat_url` (`<url>/fail` when the events
- * include `tick_failed`). Never throws; returns the
- * events it journaled (`paged`, `page_failed`, `heartbeat_failed`).
+ * `resume`, `unpause`, `finish` with theirs): closes the incidents whose condition ended and
+ * publishes their close, sends the pages the events call for (each problem page in its
+ * incident, with its actions), retries failed pages, sends stand-down reminders, requests
+ * `page.heartbeat_url` (`<url>/fail` when the events include `tick_failed`). `holderPid` is the
+ * manager running now, for a close's words. Never throws; returns the events it journaled
+ * (`incident_closed`, `incident_opened`, `paged`, `page_failed`, `heartbeat_failed`).
  */
 export async function afterEvents(
   program: ProgramContext,
