@@ -25,6 +25,15 @@ export interface Reading {
   /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
   text?: string;
   refusal_at?: string | null;
+  /**
+   * A refusal read from Claude Code's structured fields: its reset is the header's, to the
+   * second, and it replaces a text reading of the same refusal (DESIGN §5).
+   */
+  exact?: boolean;
+  /** The structured `rateLimitType` (`seven_day_opus`, `overage`, …). */
+  limit_type?: string;
+  /** A refusal naming no reset: what Claude Code told a person to do. */
+  needs_person?: string;
 }
 
 export type NewReading = Omit<Reading, "at" | "seat">;
@@ -72,6 +81,9 @@ const readingSchema = onFirstUse(() => {
     session: absentIfBad,
     text: absentIfBad,
     refusal_at: orElse(z.optional(z.nullable(text)), undefined),
+    exact: orElse(z.optional(z.boolean()), undefined),
+    limit_type: absentIfBad,
+    needs_person: absentIfBad,
   });
 });
 
