@@ -101,6 +101,10 @@ function withRefusalRecord(d: Decision, facts: Facts): Decision {
     resets_at: r.resets_at,
     named_reset: r.named_reset,
     transcript: r.transcript,
+    ...(r.window ? { window: r.window } : {}),
+    ...(r.exact ? { exact: r.exact } : {}),
+    ...(r.limit_type ? { limit_type: r.limit_type } : {}),
+    ...(r.needs_person ? { needs_person: r.needs_person } : {}),
   };
   return { ...d, effects: [record, ...d.effects] };
 }
@@ -177,15 +181,21 @@ function seatRule(ctx: RuleContext): Matched | null {
   const unnamed = r?.untrusted_reset
     ? ` whose reset (${r.untrusted_reset}) does not fit its window and is not trusted, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`
     : ` naming no reset, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`;
+  const person =
+    r?.needs_person && !r.untrusted_reset
+      ? `; a person must act: Claude Code said "${r.text}"`
+      : "";
   const evidence = r
-    ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}`
+    ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}${person}`
     : "";
   const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence}) until ${until}`;
+  const pause: Effect = { kind: "pause", until, reason, window: facts.seat.window };
+  if (person && r?.needs_person) pause.needs_person = { advice: r.needs_person, text: r.text };
   return {
     decision: "pause",
     rule: 5,
     reason: `${reason}; nothing starts until then`,
-    effects: [...ctx.pre, { kind: "pause", until, reason, window: facts.seat.window }],
+    effects: [...ctx.pre, pause],
   };
 }
 

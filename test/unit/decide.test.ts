@@ -50,7 +50,12 @@ const beat = (m: number, pid: number, start_time?: string) => ({
  */
 interface Payloads {
   unpause?: { reason: string };
-  pause?: { until: string; reason: string; window: string | null };
+  pause?: {
+    until: string;
+    reason: string;
+    window: string | null;
+    needs_person?: { advice: string; text: string };
+  };
   record_refusal?: unknown;
   keep_evidence?: { pid: number };
   stop_holder?: boolean;
@@ -398,6 +403,46 @@ const cases: Case[] = [
     absent: ["start", "break_claim"],
     reason:
       /ends in a usage-limit refusal naming no reset, so it is re-checked after usage\.pause_fallback \(1h\)/,
+  },
+  {
+    name: "5: a refusal naming no reset (an org's spend cap): the pause carries what a person must do",
+    effects: ["pause"],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60, "dead"),
+      seat: {
+        seat: "/s",
+        limited: true,
+        until: ago(-60),
+        reason: "seven_day usage-limit refusal until 13:00Z",
+        window: "seven_day",
+        refusal: {
+          text: "You've hit your org's monthly spend limit · ask your admin to raise it at https://claude.ai/admin-settings/usage",
+          at: ago(2),
+          resets_at: ago(-60),
+          named_reset: false,
+          transcript: "/s/projects/-x/a.jsonl",
+          window: "seven_day",
+          exact: true,
+          limit_type: "overage",
+          needs_person: "ask your admin to raise it at https://claude.ai/admin-settings/usage",
+        },
+      },
+    },
+    want: {
+      decision: "pause",
+      rule: 5,
+      pause: {
+        until: ago(-60),
+        reason: expect.stringMatching(/a person must act: Claude Code said "You've hit your org's/),
+        window: "seven_day",
+        needs_person: {
+          advice: "ask your admin to raise it at https://claude.ai/admin-settings/usage",
+          text: "You've hit your org's monthly spend limit · ask your admin to raise it at https://claude.ai/admin-settings/usage",
+        },
+      },
+    },
+    absent: ["start", "break_claim"],
   },
   {
     name: "5: seat limited with no reset named: pause_fallback",
