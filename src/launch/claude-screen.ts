@@ -91,6 +91,23 @@ export function showsInputBox(screen: string | null): boolean {
   return false;
 }
 
+/**
+ * Claude Code's usage-limit dialog (2.1.328 and 2.1.332 under tmux, drawn when the reset is more
+ * than a day away, with no hook run for it): "What do you want to do? ❯ 1. Stop and wait for
+ * limit to reset  2. Wait here, then continue automatically at Dec 5, 7:07pm  3. Upgrade your
+ * plan  Enter to confirm · Esc to cancel". A manager at it never goes on by itself.
+ */
+export function showsLimitDialog(screen: string | null): boolean {
+  if (!screen) return false;
+  // The dialog is the bottom of the screen (no input box under it): its last lines.
+  const form = screenTail(screen, 12).toLowerCase();
+  return (
+    /what do you want to do\?/.test(form) &&
+    /stop and wait for limit to reset|wait here, then continue automatically/.test(form) &&
+    /enter to confirm/.test(form)
+  );
+}
+
 /** What a person does about a start held at a dialog, under the launcher that met it. */
 export function dialogFix(screen: string | null, root: string, launcher: "herdr" | "tmux"): string {
   if (isTrustDialog(screen))
