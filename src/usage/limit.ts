@@ -161,6 +161,8 @@ export function refusalReadingOf(refusal: Refusal, fallbackMs: number, now: numb
     ...(refusal.exact ? { exact: true } : {}),
     ...(refusal.limit_type ? { limit_type: refusal.limit_type } : {}),
     ...(refusal.needs_person ? { needs_person: refusal.needs_person } : {}),
+    ...(refusal.session ? { session: refusal.session } : {}),
+    ...(refusal.from ? { from: refusal.from } : {}),
   };
 }
 
@@ -180,15 +182,21 @@ export function refusalReading(
  */
 const SAME_REFUSAL_MS = 120_000;
 
-/** Whether a reading stands for a refusal of this text at this entry time (within 2 min). */
-function sameRefusal(r: Reading, text: string | undefined, at: string | null | undefined): boolean {
-  return (
-    r.source === "refusal" &&
-    r.text === text &&
-    typeof r.refusal_at === "string" &&
-    typeof at === "string" &&
-    Math.abs(Date.parse(r.refusal_at) - Date.parse(at)) <= SAME_REFUSAL_MS
-  );
+/**
+ * Whether a reading stands for this refusal: the same text, session (when both name one) and
+ * time. Two readings of transcript entries are one refusal only at the entry's own time (a
+ * session refused twice in a minute is refused twice); the StopFailure hook records with its
+ * own time, a moment after the entry's, so it matches within 2 min.
+ */
+function sameRefusal(
+  r: Reading,
+  o: { text?: string; at?: string | null; session?: string; from?: "transcript" | "hook" },
+): boolean {
+  if (r.source !== "refusal" || r.text !== o.text) return false;
+  if (typeof r.refusal_at !== "string" || typeof o.at !== "string") return false;
+  if (r.session && o.session && r.session !== o.session) return false;
+  if (r.from === "transcript" && o.from === "transcript") return r.refusal_at === o.at;
+  return Math.abs(Date.parse(r.refusal_at) - Date.parse(o.at)) <= SAME_REFUSAL_MS;
 }
 
 /**
@@ -199,9 +207,7 @@ function sameRefusal(r: Reading, text: string | undefined, at: string | null | u
 export function recordedRefusal(readings: Reading[], refusal: Refusal): Reading | null {
   if (!refusal.at) return null;
   return (
-    readings.find(
-      (r) => sameRefusal(r, refusal.text, refusal.at) && (!refusal.exact || r.exact === true),
-    ) ?? null
+    readings.find((r) => sameRefusal(r, refusal) && (!refusal.exact || r.exact === true)) ?? null
   );
 }
 
@@ -210,7 +216,16 @@ export function withoutReplaced(refusals: readonly Reading[]): Reading[] {
   const exact = refusals.filter((r) => r.source === "refusal" && r.exact === true);
   if (exact.length === 0) return [...refusals];
   return refusals.filter(
-    (r) => r.exact === true || !exact.some((e) => sameRefusal(e, r.text, r.refusal_at)),
+    (r) =>
+      r.exact === true ||
+      !exact.some((e) =>
+        sameRefusal(e, {
+          text: r.text,
+          at: r.refusal_at,
+          ...(r.session ? { session: r.session } : {}),
+          ...(r.from ? { from: r.from } : {}),
+        }),
+      ),
   );
 }
 

@@ -20,7 +20,7 @@ export interface Reading {
   /** ISO time the window resets. */
   resets_at: string;
   source: "statusline" | "refusal";
-  /** The Claude Code session that rendered it (statusline readings; absent in old files). */
+  /** The Claude Code session that rendered it (statusline readings; absent in old files), or that was refused. */
   session?: string;
   /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
   text?: string;
@@ -32,6 +32,11 @@ export interface Reading {
   exact?: boolean;
   /** The structured `rateLimitType` (`seven_day_opus`, `overage`, …). */
   limit_type?: string;
+  /**
+   * Where a refusal was read: its transcript entry (`refusal_at` is the entry's own time) or the
+   * StopFailure hook (`refusal_at` is when the hook ran, a moment after).
+   */
+  from?: "transcript" | "hook";
   /** A refusal naming no reset: what Claude Code told a person to do. */
   needs_person?: string;
 }
@@ -84,6 +89,7 @@ const readingSchema = onFirstUse(() => {
     exact: orElse(z.optional(z.boolean()), undefined),
     limit_type: absentIfBad,
     needs_person: absentIfBad,
+    from: orElse(z.optional(z.enum(["transcript", "hook"])), undefined),
   });
 });
 

@@ -332,6 +332,10 @@ export interface Refusal {
   limit_type?: string;
   /** The refusal names no reset: what Claude Code told a person to do (DESIGN §5). */
   needs_person?: string;
+  /** The Claude Code session refused (the entry's `sessionId`, the hook's `session_id`). */
+  session?: string;
+  /** Read from the transcript entry (`at` is its own time) or the StopFailure hook. */
+  from?: "transcript" | "hook";
 }
 
 /** A refusal found at `at` (ISO, or null), from its parse. */
@@ -340,6 +344,7 @@ export function refusalOf(
   at: string | null,
   parsed: ParsedRefusal,
   structured?: RateLimitInfo,
+  where: { session?: string | null; from?: "transcript" | "hook" } = {},
 ): Refusal {
   const exact = structured?.resets_at != null && parsed.resets_at === structured.resets_at;
   return {
@@ -351,5 +356,7 @@ export function refusalOf(
     ...(exact ? { exact: true as const } : {}),
     ...(structured?.type ? { limit_type: structured.type } : {}),
     ...(parsed.needs_person ? { needs_person: parsed.needs_person } : {}),
+    ...(where.session ? { session: where.session } : {}),
+    ...(where.from ? { from: where.from } : {}),
   };
 }

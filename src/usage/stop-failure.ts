@@ -51,7 +51,11 @@ export function refusalOfStopFailure(
   for (const text of stop.texts) {
     // Text only (2.1.328 and 2.1.332 send no epoch): the reset to the minute, rounded down.
     const parsed = parseRefusal(text, now, localZone);
-    if (parsed) return refusalOf(text, new Date(now).toISOString(), parsed);
+    if (parsed)
+      return refusalOf(text, new Date(now).toISOString(), parsed, undefined, {
+        session: stop.session_id,
+        from: "hook",
+      });
   }
   return null;
 }

@@ -35,6 +35,7 @@ type Kind =
       kind: "synthetic";
       text: string;
       timestamp: string | null;
+      session: string | null;
       error: string | null;
       /** An API error entry (`isApiErrorMessage`), not a `No response requested.` line. */
       api_error: boolean;
@@ -154,6 +155,7 @@ function classify(line: BackLine): Kind {
       kind: "synthetic",
       text: textOf(message.content),
       timestamp: typeof entry.timestamp === "string" ? entry.timestamp : null,
+      session: typeof entry.sessionId === "string" ? entry.sessionId : null,
       // Newer versions name the API error's kind (`rate_limit`, `server_error`, …).
       error: typeof entry.error === "string" ? entry.error : null,
       api_error: entry.isApiErrorMessage === true,
@@ -341,7 +343,11 @@ export function refusalAtEnd(path: string, localZone?: string): Refusal | null {
       const parsed = k.limit
         ? structuredRefusal(k.limit, k.text, entryTime, localZone)
         : parseRefusal(k.text, entryTime, localZone);
-      if (parsed) return refusalOf(k.text, k.timestamp, parsed, k.limit ?? undefined);
+      if (parsed)
+        return refusalOf(k.text, k.timestamp, parsed, k.limit ?? undefined, {
+          session: k.session,
+          from: "transcript",
+        });
       // The newest API error is no usage limit: whatever came before it is over.
       if (k.api_error) return null;
     }

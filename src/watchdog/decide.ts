@@ -112,6 +112,7 @@ function withRefusalRecord(d: Decision, facts: Facts): Decision {
     ...(r.exact ? { exact: r.exact } : {}),
     ...(r.limit_type ? { limit_type: r.limit_type } : {}),
     ...(r.needs_person ? { needs_person: r.needs_person } : {}),
+    ...(r.session ? { session: r.session } : {}),
   };
   return { ...d, effects: [record, ...d.effects] };
 }

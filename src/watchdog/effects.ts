@@ -29,6 +29,7 @@ export type Effect =
       exact?: true;
       limit_type?: string;
       needs_person?: string;
+      session?: string;
     }
   /** Keep the live holder's evidence (transcript tail, screen) before it is stopped. */
   | { kind: "keep_evidence"; pid: number }

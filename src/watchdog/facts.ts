@@ -125,6 +125,8 @@ export interface SeatRefusal {
   limit_type?: string;
   /** It names no reset: what Claude Code told a person to do (the pause pages it once). */
   needs_person?: string;
+  /** The Claude Code session refused (the entry's `sessionId`). */
+  session?: string;
 }
 
 /**

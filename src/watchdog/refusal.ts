@@ -110,6 +110,7 @@ export function seatWithRefusal(
       ...(found.exact ? { exact: true as const } : {}),
       ...(found.limit_type ? { limit_type: found.limit_type } : {}),
       ...(found.needs_person ? { needs_person: found.needs_person } : {}),
+      ...(found.session ? { session: found.session } : {}),
     },
   };
 }
@@ -119,7 +120,15 @@ export function recordRefusal(
   program: ProgramContext,
   refusal: Pick<
     SeatRefusal,
-    "text" | "at" | "resets_at" | "named_reset" | "window" | "exact" | "limit_type" | "needs_person"
+    | "text"
+    | "at"
+    | "resets_at"
+    | "named_reset"
+    | "window"
+    | "exact"
+    | "limit_type"
+    | "needs_person"
+    | "session"
   >,
   now: number,
 ): void {
@@ -132,6 +141,8 @@ export function recordRefusal(
     ...(refusal.exact ? { exact: true as const } : {}),
     ...(refusal.limit_type ? { limit_type: refusal.limit_type } : {}),
     ...(refusal.needs_person ? { needs_person: refusal.needs_person } : {}),
+    ...(refusal.session ? { session: refusal.session } : {}),
+    from: "transcript",
   };
   recordRefusalReading(seatOf(program.config), found, program.policy.pauseFallback, now);
 }

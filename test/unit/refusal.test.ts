@@ -32,6 +32,8 @@ const table = JSON.parse(readFileSync(join(FIXTURES, "claude-limits", "texts.jso
   is_not: { case: string; text: string }[];
 };
 const AT = Date.parse(table.entry_time);
+/** The session test/helpers/usage.ts writes its lines in. */
+const SESSION = "5c0f4a7e-2b1d-4c55-9a53-0f1e2d3c4b5a";
 const iso = (s: number | null | undefined) =>
   s === null || s === undefined ? null : new Date(s * 1000).toISOString();
 
@@ -143,6 +145,8 @@ describe("refusalAtEnd: the newest refusal at the end wins", () => {
       window: "seven_day",
       exact: true,
       limit_type: "seven_day_overage_included",
+      session: SESSION,
+      from: "transcript",
     });
   });
 
@@ -193,6 +197,8 @@ describe("refusalAtEnd: the newest refusal at the end wins", () => {
       resets_at: null,
       window: "seven_day",
       needs_person: "For help, please contact support.",
+      session: SESSION,
+      from: "transcript",
     });
   });
 });
@@ -222,6 +228,18 @@ describe("the structured reading replaces the hook's text reading of the same re
     exact: true as const,
     limit_type: "five_hour",
   };
+
+  it("a second refusal of the same session and text, seconds later, is a refusal of its own", () => {
+    const first = { ...structured, session: "s1", from: "transcript" as const };
+    const recorded = refusalReading(seat, first, 3600_000, at + 2000);
+    const second = { ...first, at: new Date(at + 20_000).toISOString() };
+    expect(recordedRefusal([recorded], second)).toBeNull();
+    expect(recordedRefusal([recorded], first)).toBe(recorded);
+    // Another session's hook reading of the same text is not this refusal's.
+    const textOnly = { text, at: structured.at, resets_at: null, session: "s1" };
+    expect(recordedRefusal([{ ...hookReading, session: "s1" }], textOnly)).not.toBeNull();
+    expect(recordedRefusal([{ ...hookReading, session: "s2" }], textOnly)).toBeNull();
+  });
 
   it("the hook alone: the end of the text's minute", () => {
     expect(hookReading.resets_at).toBe("2026-12-03T12:26:00.000Z");
