@@ -403,7 +403,10 @@ export function captureSettings(capDir: string, events: string[]): Record<string
   return { statusLine: { type: "command", command: cmd("statusline", "; echo SL-OK") }, hooks };
 }
 
-/** The captures in `capDir` named `name`, oldest first, parsed. */
+/**
+ * The captures in `capDir` named `name`, oldest first, parsed; one still being written (its
+ * file made, its JSON not whole yet) is left for the next look.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: hook payloads as written
 export function captured(capDir: string, name: string): { file: string; ns: bigint; data: any }[] {
   return readdirSync(capDir)
@@ -417,5 +420,6 @@ export function captured(capDir: string, name: string): { file: string; ns: bigi
         data = JSON.parse(text);
       } catch {}
       return { ...c, data };
-    });
+    })
+    .filter((c) => c.data !== null);
 }
