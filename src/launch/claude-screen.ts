@@ -1,7 +1,7 @@
 // What Claude Code's screen says, for the launchers that read it (tmux's capture-pane, Herdr's
 // `agent read`): its folder-trust dialog and which option is selected, any other dialog, and
-// its input box. Screens as Claude Code 2.0 and 2.1.328 draw them
-// (test/fixtures/claude-2.1.328/screens/).
+// its input box, and its usage-limit dialog. Screens as Claude Code 2.0, 2.1.328 and 2.1.332
+// draw them (test/fixtures/claude-2.1.328/screens/, claude-2.1.332/).
 
 /** The last `lines` non-blank lines of a screen, for a journal line or a page. */
 export function screenTail(screen: string, lines = 20): string {

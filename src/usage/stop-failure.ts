@@ -6,7 +6,9 @@
 // `server_error`, `max_output_tokens`, `unknown`), optional `error_details` (e.g. `429 Too Many
 // Requests`) and optional `last_assistant_message`: the API error text shown in the
 // conversation, e.g. `API Error: Rate limit reached`. Some write-ups name the kind `error_type`
-// and the text `error_message`; both spellings are read.
+// and the text `error_message`; both spellings are read. As 2.1.328 and 2.1.332 send it (checked
+// on the real CLIs): `{session_id, transcript_path, cwd, prompt_id, effort, hook_event_name,
+// error: "rate_limit", last_assistant_message: "<the limit text>"}`: no epoch, no error_details.
 import { parseRefusal, type Refusal, refusalOf } from "./refusal.js";
 
 export interface StopFailure {
