@@ -13,6 +13,7 @@ import {
   type Closing,
   closings,
   type Incident,
+  type IncidentKind,
   incidentOfSequenceId,
   incidentsOf,
   isIncidentKind,
@@ -153,21 +154,22 @@ export function withIncidents(input: IncidentInput): IncidentAttempt[] {
       out.push(id ? { ...a, extra: { incident: id } } : a);
       continue;
     }
-    if (!isIncidentKind(a.kind)) {
+    const kind = incidentKindOfPage(a.kind);
+    if (kind === null) {
       out.push(a);
       continue;
     }
-    let inc = open.get(a.kind) ?? null;
+    let inc = open.get(kind) ?? null;
     if (!inc && a.reminder) {
       out.push(a); // a stand-down from before incidents: reminded as it was paged
       continue;
     }
     if (!inc) {
       const id = newIncidentId();
-      const cause = [...journal].reverse().find((e) => e.type !== "paged" && kindMatches(e, a));
+      const cause = [...journal].reverse().find((e) => e.type !== "paged" && kindMatches(e, kind));
       inc = {
         id,
-        kind: a.kind,
+        kind,
         sequence_id: sequenceIdOf(id),
         opened_at: iso(now),
         since: cause?.at ?? iso(now),
@@ -176,11 +178,11 @@ export function withIncidents(input: IncidentInput): IncidentAttempt[] {
         delivered: false,
         closed: null,
       };
-      open.set(a.kind, inc);
+      open.set(kind, inc);
       record({
         type: "incident_opened",
         incident: id,
-        kind: a.kind,
+        kind,
         sequence_id: inc.sequence_id,
         title: a.page.title,
         since: inc.since,
@@ -188,7 +190,7 @@ export function withIncidents(input: IncidentInput): IncidentAttempt[] {
     }
     control ??= controlOf(input.ntfy);
     const actions = pageActions({
-      kind: a.kind,
+      kind,
       program: program.name,
       arg,
       incident: inc.id,
@@ -204,8 +206,17 @@ export function withIncidents(input: IncidentInput): IncidentAttempt[] {
   return out;
 }
 
-/** Whether a journal event is the one a planned page reports (its kind's event). */
-function kindMatches(e: JournalEvent, a: Attempt): boolean {
-  if (a.kind === "start_failed") return e.type === "manager_start_failed";
-  return e.type === a.kind;
+/**
+ * The incident a page kind opens: its own, or, for a pause a person must end (a refusal that
+ * names no reset: `needs_person`), the pause's. Null for a page that reports no problem.
+ */
+function incidentKindOfPage(kind: string): IncidentKind | null {
+  if (kind === "needs_person") return "paused";
+  return isIncidentKind(kind) ? kind : null;
+}
+
+/** Whether a journal event is the one a planned page of `kind` reports (its kind's event). */
+function kindMatches(e: JournalEvent, kind: IncidentKind): boolean {
+  if (kind === "start_failed") return e.type === "manager_start_failed";
+  return e.type === kind;
 }

@@ -1,5 +1,5 @@
 import type { JournalEvent } from "../journal/journal.js";
-import { type ReplayedState, replay } from "../journal/replay.js";
+import { isPersonsUnpause, type ReplayedState, replay } from "../journal/replay.js";
 import { parseIso } from "../util/time.js";
 import { composePage, composeReminder, kindOf, type PageKind } from "./compose.js";
 import type { Page } from "./ntfy.js";
@@ -29,6 +29,7 @@ const KINDS = new Set<string>([
   "tick_failed",
   "stuck_restart",
   "paused",
+  "needs_person",
   "cleared",
   "finished",
   "start_failed",
@@ -100,8 +101,31 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
 /** A failed page about something that is over (a lifted pause, a cleared stand-down) is dropped. */
 export function stillRelevant(kind: SentKind, state: ReplayedState): boolean {
   if (kind === "stood_down") return state.stoodDown !== null;
-  if (kind === "paused") return state.paused !== null;
+  if (kind === "paused" || kind === "needs_person") return state.paused !== null;
   return true;
+}
+
+/**
+ * A pause at a refusal naming no reset that only renews the one before it (DESIGN §5: it pages
+ * once, not at every fallback renewal): the previous `paused` said a person must act about the
+ * same words, and since then no manager saved and no person unpaused or resumed.
+ */
+export function isRenewal(journal: readonly JournalEvent[], e: JournalEvent): boolean {
+  // The journal holds `e` itself (read back from disk: found by its time and type).
+  let i = journal.length;
+  while (i > 0 && !(journal[i - 1]?.type === e.type && journal[i - 1]?.at === e.at)) i--;
+  if (i === 0) i = journal.length + 1;
+  for (let j = i - 2; j >= 0; j--) {
+    const p = journal[j] as JournalEvent;
+    if (p.type === "saved" || p.type === "hand_over" || p.type === "cleared") return false;
+    if (isPersonsUnpause(p)) return false;
+    if (p.type === "paused")
+      return (
+        typeof p.needs_person === "string" &&
+        (p.limit_text ?? p.needs_person) === (e.limit_text ?? e.needs_person)
+      );
+  }
+  return false;
 }
 
 /** When the next stand-down reminder is due (ms), or null when none will be sent. */
@@ -139,6 +163,7 @@ export function planPages(input: {
     const kind = kindOf(e);
     if (!kind || attempted.has(kind)) continue;
     if (kind === "stuck_restart" && standsDown) continue;
+    if (kind === "needs_person" && isRenewal(journal, e)) continue;
     const last = history.cooling.get(kind);
     if (last && now - parseIso(last.at) < policy.pageCooldown) continue;
     attempts.push({ kind, page: composePage(kind, e, program, now) });

@@ -234,6 +234,30 @@ describe("the pages hook and incidents", () => {
     ).toEqual(["incident_opened", "incident_closed"]);
   });
 
+  it("a pause a person must end (a refusal naming no reset) opens the pause's incident, with its buttons, and closes with the unpause", async () => {
+    const { ctx } = pagedProgram({ ntfy: ntfy() });
+    const t0 = Date.now() + 60_000;
+    const p = journal(
+      ctx,
+      {
+        type: "paused",
+        until: new Date(t0 + 60 * M).toISOString(),
+        reason: "usage-limit refusal",
+        needs_person: "ask your admin to raise it",
+        limit_text: "You've hit your org's monthly spend limit · ask your admin to raise it",
+      },
+      t0,
+    );
+    await afterEvents(ctx, [p], { now: t0, tick: true });
+    const [opened] = incidentEvents(ctx);
+    expect(opened).toMatchObject({ type: "incident_opened", kind: "paused", since: p.at });
+    expect(server.received[0]?.stored?.sequence_id).toBe(opened?.sequence_id);
+    expect(server.received[0]?.stored?.actions?.map((a) => a.action)).toContain("copy");
+    const u = journal(ctx, { type: "unpaused", by: "person" }, t0 + M);
+    await afterEvents(ctx, [u], { now: t0 + M, tick: true });
+    expect(incidentEvents(ctx).at(-1)).toMatchObject({ type: "incident_closed", kind: "paused" });
+  });
+
   it("a page planned inside a pause's cooldown opens no incident; a pause keeps its cooldown after a close", () => {
     const journalRows = [
       ev(0, "paused", { until: at(60), reason: "r" }),
