@@ -25,8 +25,18 @@ const onB = z.optional(z.nullable(B));
 const oStrings = z.optional(z.array(S));
 
 /** A page as ntfy is sent it (page/ntfy.ts), kept in `page_failed` so it can be sent again. */
+// z.object, not looseObject: a line is kept as written, fields unknown here included (checkEvent
+// returns it whole); z.object only leaves them out of the type, which Page (an interface) needs.
 const page = z.optional(
-  z.object({ title: S, message: S, priority: z.literal([1, 2, 3, 4, 5]), tags: z.array(S) }),
+  z.object({
+    title: S,
+    message: S,
+    priority: z.literal([1, 2, 3, 4, 5]),
+    tags: z.array(S),
+    sequence_id: oS,
+    /** ntfy's action buttons (page/ntfy.ts `PageAction`), kept as sent. */
+    actions: z.optional(z.array(z.object({ action: S, label: S }))),
+  }),
 );
 
 /** What an activity verdict's note journals (DESIGN §14). */
@@ -87,9 +97,23 @@ export const EVENTS = {
   reopened: { by: "person", fields: { finished_at: oS, note: oS } },
   // Stand-downs and pauses (DESIGN §5, §6).
   stood_down: { by: "pass", fields: { reason: oS } },
-  cleared: { by: "person", fields: { stood_down_at: oS, note: oS } },
-  paused: { by: "any", fields: { until: S, reason: oS, window: onS } },
-  unpaused: { by: "any", fields: { reason: oS, by: oS } },
+  /** `by: "phone"` (and its `incident`): a page's button answered (DESIGN §8). */
+  cleared: { by: "person", fields: { stood_down_at: oS, note: oS, by: oS, incident: oS } },
+  paused: {
+    by: "any",
+    fields: {
+      until: S,
+      reason: oS,
+      window: onS,
+      /** A refusal naming no reset (DESIGN §5): what its text says a person must do. */
+      needs_person: oS,
+      limit_text: oS,
+      by: oS,
+      incident: oS,
+    },
+  },
+  /** `by`: "person" (`sheepdog unpause`) or "phone" (a page's button). */
+  unpaused: { by: "any", fields: { reason: oS, by: oS, incident: oS } },
   // Starts and stops (DESIGN §6).
   manager_starting: { by: "pass", fields: launch },
   manager_started: {
@@ -169,13 +193,59 @@ export const EVENTS = {
       id: onS,
       retry: oB,
       reminder: oN,
+      incident: oS,
+      actions_error: oS,
+      copy_dropped: oB,
     },
   },
   page_failed: {
     by: "pass",
-    fields: { kind: oS, error: oS, page, retry: oB, reminder: oN },
+    fields: {
+      kind: oS,
+      error: oS,
+      page,
+      retry: oB,
+      reminder: oN,
+      incident: oS,
+      actions_error: oS,
+    },
   },
   heartbeat_failed: { by: "pass", fields: { error: oS } },
+  // Incidents: a problem page and its close (DESIGN §8).
+  incident_opened: {
+    by: "pass",
+    fields: { incident: S, kind: oS, sequence_id: oS, title: oS, since: oS },
+  },
+  incident_closed: {
+    by: "pass",
+    fields: { incident: S, kind: oS, how: oS, ended_at: oS, after_ms: oN, pid: oN },
+  },
+  // A person's answer from the phone, on the control topic (DESIGN §8).
+  remote_accepted: {
+    by: "pass",
+    fields: {
+      by: oS,
+      verb: oS,
+      incident: oS,
+      token_sha256: oS,
+      expires_at: oS,
+      message_id: oS,
+      sent_at: oS,
+    },
+  },
+  remote_refused: {
+    by: "pass",
+    fields: {
+      reason: oS,
+      detail: oS,
+      verb: oS,
+      incident: oS,
+      count: oN,
+      message_id: oS,
+      sent_at: oS,
+    },
+  },
+  remote_poll_failed: { by: "pass", fields: { topic: oS, error: oS } },
   // The merge lock (DESIGN §10).
   merge_lock_acquired: { by: "manager", fields: { pid: oN, item: onS, ref: oS } },
   merge_lock_released: {
@@ -188,13 +258,15 @@ type Events = typeof EVENTS;
 export type EventType = keyof Events;
 type FieldsOf<K extends EventType> = z.infer<z.ZodMiniObject<Events[K]["fields"]>>;
 
-/** One journal line of type K: `at` (ISO-8601 UTC), `type`, and its fields. */
-export type EventOf<K extends EventType> = {
-  at: string;
-  type: K;
-  /** Set on an event copied forward when the journal rotated. */
-  carried?: boolean;
-} & FieldsOf<K>;
+/** One journal line of type K (each of them, for a union): `at` (ISO-8601 UTC), `type`, fields. */
+export type EventOf<K extends EventType> = K extends EventType
+  ? {
+      at: string;
+      type: K;
+      /** Set on an event copied forward when the journal rotated. */
+      carried?: boolean;
+    } & FieldsOf<K>
+  : never;
 
 /** Any journal line, narrowed by its `type`. */
 export type JournalEvent = { [K in EventType]: EventOf<K> }[EventType];

@@ -28,9 +28,12 @@ export const STATE_EVENT_TYPES: ReadonlySet<EventType> = new Set([
   "unpaused",
 ] satisfies EventType[]);
 
-/** Whether an `unpaused` event was a person's (`by: "person"`; older ones only said so). */
+/**
+ * Whether an `unpaused` event was a person's (`by: "person"`, or `"phone"` for a page's button;
+ * older ones only said so).
+ */
 export function isPersonsUnpause(e: EventOf<"unpaused">): boolean {
-  return e.by === "person" || e.reason === "unpaused by a person";
+  return e.by === "person" || e.by === "phone" || e.reason === "unpaused by a person";
 }
 
 /** Replays the latest-wins pairs of events. */

@@ -1,5 +1,5 @@
 import type { EventOf, JournalEvent } from "../journal/journal.js";
-import { type ReplayedState, replay } from "../journal/replay.js";
+import { isPersonsUnpause, type ReplayedState, replay } from "../journal/replay.js";
 import { parseIso } from "../util/time.js";
 import { composePage, composeReminder, isPageKind, kindOf, type PageKind } from "./compose.js";
 import type { Page } from "./ntfy.js";
@@ -11,9 +11,12 @@ export interface PagePolicy {
   reminders: number;
 }
 
+/** What a page is about: a kind of event, or the close of an incident (`recovered`). */
+export type SentKind = PageKind | "recovered";
+
 /** One page to send now. */
 export interface Attempt {
-  kind: PageKind;
+  kind: SentKind;
   page: Page;
   /** A page that failed before and is sent again. */
   retry?: true;
@@ -21,23 +24,28 @@ export interface Attempt {
   reminder?: number;
 }
 
+/** A kind a sent page has: a kind of event's, or an incident's close (`recovered`). */
+function isSentKind(v: unknown): v is SentKind {
+  return v === "recovered" || isPageKind(v);
+}
+
 /** What the journal says about pages: never stored twice, always derived (DESIGN §2). */
 export interface PageHistory {
   /** Newest `paged` event of each kind. */
-  lastPaged: Map<PageKind, EventOf<"paged">>;
+  lastPaged: Map<SentKind, EventOf<"paged">>;
   /** Newest `paged` of each kind that still holds back a repeat (a resume ends it for stand-downs). */
-  cooling: Map<PageKind, EventOf<"paged">>;
+  cooling: Map<SentKind, EventOf<"paged">>;
   /** Per kind, the newest `page_failed` (with its page) that no `paged` of that kind followed. */
-  pending: Map<PageKind, EventOf<"page_failed"> & { page: Page }>;
+  pending: Map<SentKind, EventOf<"page_failed"> & { page: Page }>;
   state: ReplayedState;
   /** Reminders delivered since the current stand-down began. */
   remindersSent: number;
 }
 
 export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
-  const lastPaged = new Map<PageKind, EventOf<"paged">>();
-  const cooling = new Map<PageKind, EventOf<"paged">>();
-  const pending = new Map<PageKind, EventOf<"page_failed"> & { page: Page }>();
+  const lastPaged = new Map<SentKind, EventOf<"paged">>();
+  const cooling = new Map<SentKind, EventOf<"paged">>();
+  const pending = new Map<SentKind, EventOf<"page_failed"> & { page: Page }>();
   const state = replay(journal);
   const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
   let remindersSent = 0;
@@ -45,24 +53,52 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
     // A person's resume ends that incident: the next stand-down is news, so it pages even
     // inside the cooldown. (Pauses come and go on their own; they keep their cooldown.)
     if (e.type === "cleared") cooling.delete("stood_down");
-    if (e.type === "paged" && isPageKind(e.kind)) {
+    // After a recovery the phone says all is well: the next problem of that kind is news. (A
+    // pause comes and goes by itself: it keeps its cooldown.)
+    if (e.type === "incident_closed" && isSentKind(e.kind) && e.kind !== "paused")
+      cooling.delete(e.kind);
+    if (e.type === "paged" && isSentKind(e.kind)) {
       lastPaged.set(e.kind, e);
       cooling.set(e.kind, e);
       pending.delete(e.kind);
       if (e.kind === "stood_down" && standDownAt >= 0 && i > standDownAt && e.reminder)
         remindersSent++;
-    } else if (e.type === "page_failed" && isPageKind(e.kind) && e.page) {
-      pending.set(e.kind, { ...e, page: e.page });
+    } else if (e.type === "page_failed" && isSentKind(e.kind) && e.page) {
+      // The page as it was sent (its actions are page/ntfy.ts's own shape).
+      pending.set(e.kind, { ...e, page: e.page as unknown as Page });
     }
   });
   return { lastPaged, cooling, pending, state, remindersSent };
 }
 
 /** A failed page about something that is over (a lifted pause, a cleared stand-down) is dropped. */
-export function stillRelevant(kind: PageKind, state: ReplayedState): boolean {
+export function stillRelevant(kind: SentKind, state: ReplayedState): boolean {
   if (kind === "stood_down") return state.stoodDown !== null;
-  if (kind === "paused") return state.paused !== null;
+  if (kind === "paused" || kind === "needs_person") return state.paused !== null;
   return true;
+}
+
+/**
+ * A pause at a refusal naming no reset that only renews the one before it (DESIGN §5: it pages
+ * once, not at every fallback renewal): the previous `paused` said a person must act about the
+ * same words, and since then no manager saved and no person unpaused or resumed.
+ */
+export function isRenewal(journal: readonly JournalEvent[], e: EventOf<"paused">): boolean {
+  // The journal holds `e` itself (read back from disk: found by its time and type).
+  let i = journal.length;
+  while (i > 0 && !(journal[i - 1]?.type === e.type && journal[i - 1]?.at === e.at)) i--;
+  if (i === 0) i = journal.length + 1;
+  for (let j = i - 2; j >= 0; j--) {
+    const p = journal[j] as JournalEvent;
+    if (p.type === "saved" || p.type === "hand_over" || p.type === "cleared") return false;
+    if (p.type === "unpaused" && isPersonsUnpause(p)) return false;
+    if (p.type === "paused")
+      return (
+        typeof p.needs_person === "string" &&
+        (p.limit_text ?? p.needs_person) === (e.limit_text ?? e.needs_person)
+      );
+  }
+  return false;
 }
 
 /** When the next stand-down reminder is due (ms), or null when none will be sent. */
@@ -92,7 +128,7 @@ export function planPages(input: {
   const { journal, events, policy, now, tick, program } = input;
   const history = pageHistory(journal);
   const attempts: Attempt[] = [];
-  const attempted = new Set<PageKind>();
+  const attempted = new Set<SentKind>();
 
   // A stuck manager stopped on the way to a stand-down: the urgent page says it all.
   const standsDown = events.some((e) => e.type === "stood_down");
@@ -100,6 +136,7 @@ export function planPages(input: {
     const kind = kindOf(e);
     if (!kind || attempted.has(kind)) continue;
     if (kind === "stuck_restart" && standsDown) continue;
+    if (kind === "needs_person" && e.type === "paused" && isRenewal(journal, e)) continue;
     const last = history.cooling.get(kind);
     if (last && now - parseIso(last.at) < policy.pageCooldown) continue;
     attempts.push({ kind, page: composePage(kind, e, program, now) });

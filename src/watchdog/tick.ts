@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { firstSight } from "../config/last-valid.js";
-import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { appendEvent, type EventOf, type JournalEvent } from "../journal/journal.js";
 import type { LeaseRead } from "../lease/tick-lease.js";
 import { sweepLeftovers } from "../lock/dir-lock.js";
 import { hostStateDir } from "../usage/host-state.js";
@@ -39,9 +39,27 @@ async function pages(
   program: ProgramContext,
   events: JournalEvent[],
   now: number,
+  facts: Facts | null,
 ): Promise<JournalEvent[]> {
   const { afterEvents } = await import("../page/hooks.js");
-  return afterEvents(program, events, { now, tick: true });
+  // The manager that runs now, for a recovered incident's page: one this pass started, else
+  // the live holder.
+  const started = events.findLast(
+    (e): e is EventOf<"manager_started"> => e.type === "manager_started" && e.pid !== undefined,
+  );
+  const holderPid = started?.pid ?? (facts?.claim.state === "alive" ? facts.claim.pid : null);
+  return afterEvents(program, events, { now, tick: true, holderPid });
+}
+
+/**
+ * A person's answers from the phone (DESIGN §8), read from the control topic and carried out
+ * under this pass's lock before anything is gathered, so the pass acts on them at once. Loaded
+ * only for a program with `page.ntfy.control_topic`.
+ */
+async function phoneAnswers(program: ProgramContext, now: number): Promise<void> {
+  if (!program.config.page?.ntfy?.control_topic) return;
+  const { answerPhone } = await import("../remote/answer.js");
+  await answerPhone(program, now);
 }
 
 /**
@@ -156,6 +174,7 @@ export async function tickProgram(
     try {
       faultPoint("tick.locked");
       sweepLeftoversOf(program);
+      await phoneAnswers(program, now);
       const invalid = journalConfigInvalid(program, now);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
@@ -180,7 +199,7 @@ export async function tickProgram(
     } finally {
       lock.release();
     }
-    events.push(...(await pages(program, events, now)));
+    events.push(...(await pages(program, events, now, facts)));
     return report(facts, d, actions);
   } catch (err) {
     // given up (its deadline, or the process is going): its tick_failed is the supervisor's
@@ -232,7 +251,7 @@ async function failTick(
   } catch {
     // the journal already says it
   }
-  await pages(program, [...events, failed], now);
+  await pages(program, [...events, failed], now, facts);
   throw new TickFailed(program, message, facts);
 }
 
