@@ -17,6 +17,8 @@ export interface Libraries {
 
 /** File events within this long of each other run one pass (DESIGN §12: ~200 ms). */
 export const DEBOUNCE_MS = 200;
+/** After a pass that started a manager: the next pass, as soon as a file event's would come. */
+const START_LOOK_MS = DEBOUNCE_MS;
 /** After a `locked` pass (a timer tick is acting), look again this soon. */
 const LOCKED_RETRY_MS = 1000;
 
@@ -244,6 +246,11 @@ export function wakeOf(
   policy?: Pick<DecidePolicy, "cadence" | "quietAfter" | "staleAfter" | "nudgeWait" | "claimGrace">,
 ): number | null {
   if (report.decision === "locked") return now + LOCKED_RETRY_MS;
+  // A pass that started a manager looks again at once: the next one watches the start's pid
+  // (`starting`), or finds it dead already (a start that dies at once, DESIGN §16). The start's
+  // own journal lines no longer wake a pass (a pass's own events never do).
+  if (report.effects?.includes("start") && report.actions.some((a) => a.startsWith("started ")))
+    return now + START_LOOK_MS;
   const f = report.facts;
   const until =
     report.decision === "wait_pause" ? f?.paused?.until : f?.seat.limited ? f.seat.until : null;

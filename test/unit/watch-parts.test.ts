@@ -123,6 +123,14 @@ describe("wakeOf", () => {
       ),
     ).toBe(Date.parse("2026-11-30T11:00:00Z"));
     expect(wakeOf(report("locked", null), now)).toBe(now + 1000);
+    // a pass that started a manager looks again at once (its start may die before it claims)
+    const started = {
+      ...report("start", { paused: null, seat: { limited: false, until: null } }),
+      effects: ["start"],
+      actions: ["started pid 4242"],
+    };
+    expect(wakeOf(started, now)).toBe(now + 200);
+    expect(wakeOf({ ...started, actions: ["start failed: no command"] }, now)).toBe(null);
     expect(wakeOf(report("ok", { paused: null, seat: { limited: false, until: null } }), now)).toBe(
       null,
     );
