@@ -5,13 +5,16 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sheepdog } from "./helpers/cli.js";
 import {
+  REAL_SYSTEMD_INSTALL,
   type RealSystemd,
   realSystemdUnavailable,
   startRealSystemd,
 } from "./helpers/real-systemd.js";
+import { skipWithout } from "./helpers/tools.js";
 import { cleanedUp, holder, isAlive, waitFor } from "./helpers/watchdog.js";
 
 const why = realSystemdUnavailable();
+const skipped = skipWithout("real systemd", why, REAL_SYSTEMD_INSTALL);
 const t = cleanedUp();
 let sd: RealSystemd | null = null;
 afterEach(async () => {
@@ -28,8 +31,8 @@ function mainPid(s: RealSystemd): number {
   );
 }
 
-describe.skipIf(why !== null)(
-  `install systemd --watch under a real user manager${why ? ` (skipped: ${why})` : ""}`,
+describe.skipIf(skipped)(
+  `install systemd --watch under a real user manager${skipped ? ` (skipped: ${why})` : ""}`,
   () => {
     it("the watcher runs, replaces a killed manager, and restarts after kill -9", {
       timeout: 240_000,

@@ -41,9 +41,29 @@ export function realSystemdUnavailable(): string | null {
   for (const tool of ["unshare", "nsenter", "systemctl", "systemd-run"])
     if (!onPath(tool)) return `${tool} is not installed`;
   for (const bin of [SYSTEMD, JOURNALD]) if (!existsSync(bin)) return `${bin} is not installed`;
-  if (hierarchies().length === 0) return `no writable cgroup hierarchy under ${CGROUP}`;
+  const roots = hierarchies();
+  if (roots.length === 0) return `no cgroup hierarchy under ${CGROUP}`;
+  const unwritable = roots.find((h) => !writable(h));
+  if (unwritable)
+    return `the cgroup hierarchy ${unwritable} is not writable here (a read-only container?)`;
   return null;
 }
+
+/** Whether a cgroup directory can be made (and removed again) under `hierarchy`. */
+function writable(hierarchy: string): boolean {
+  const probe = join(hierarchy, `sheepdog-probe-${process.pid}`);
+  try {
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What a host needs for the real-systemd tests (said when they skip, and in CI when they fail). */
+export const REAL_SYSTEMD_INSTALL =
+  "run as root on Linux with systemd (systemctl, systemd-run), util-linux (unshare, nsenter) and a writable /sys/fs/cgroup";
 
 const SCRIPT = `set -e
 name=$1; rt=$2; home=$3
