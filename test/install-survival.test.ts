@@ -4,7 +4,7 @@
 // systemd's default KillMode=control-group kills everything the tick started). Here: run a real
 // tick under setsid, kill its whole process group once it has exited, and check the manager lives.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { parseUnit, splitWords } from "../src/install/systemd.js";
@@ -12,6 +12,7 @@ import { sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
 import { parsePlistWithPython } from "./helpers/install.js";
 import { alive } from "./helpers/launch.js";
 import { standIns } from "./helpers/standins.js";
+import { waitFor } from "./helpers/watchdog.js";
 
 const started: number[] = [];
 
@@ -32,13 +33,21 @@ function groupOf(pid: number): { pgid: number; sid: number } {
   return { pgid: Number(fields[2]), sid: Number(fields[3]) };
 }
 
-async function until<T>(what: string, probe: () => T | undefined, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
+/** The live processes of process group `pgid` (Linux /proc; zombies are gone already). */
+function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X")
+        out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
   }
-  throw new Error(`timed out waiting for ${what}`);
+  return out;
 }
 
 /** The argv and environment an installed unit runs its tick with, read back from the unit. */
@@ -105,10 +114,11 @@ it.skipIf(process.platform !== "linux").each(["systemd", "launchd"] as const)(
     const code = await new Promise<number | null>((done) => tick.on("close", done));
     expect(code, output).toBe(0);
 
-    const managerPid = await until("the manager's pid file", () =>
-      existsSync(pidFile) && readFileSync(pidFile, "utf8")
-        ? Number(readFileSync(pidFile, "utf8"))
-        : undefined,
+    const managerPid = await waitFor(
+      "the manager's pid file",
+      () => (existsSync(pidFile) && Number(readFileSync(pidFile, "utf8"))) || null,
+      10_000,
+      50,
     );
     started.push(managerPid);
     expect(alive(managerPid)).toBe(true);
@@ -122,7 +132,13 @@ it.skipIf(process.platform !== "linux").each(["systemd", "launchd"] as const)(
       // ESRCH: nothing is left in the tick's group, which is just what we want
       expect((err as NodeJS.ErrnoException).code).toBe("ESRCH");
     }
-    await new Promise((r) => setTimeout(r, 200));
+    // The kill has landed once nothing of the tick's group runs: then the manager must.
+    await waitFor(
+      "the tick's process group to be empty",
+      () => groupMembers(tickPid).length === 0,
+      10_000,
+      20,
+    );
     expect(alive(managerPid)).toBe(true);
     expect(readFileSync(join(p.stateDir, "journal.jsonl"), "utf8")).toContain('"manager_started"');
   },
@@ -154,6 +170,6 @@ it.skipIf(process.platform !== "linux")(
     expect(alive(childPid)).toBe(true);
     expect(groupOf(childPid).pgid).toBe(tickPid);
     process.kill(-tickPid, "SIGKILL");
-    await until("the child to die", () => (alive(childPid) ? undefined : true));
+    await waitFor("the child to die", () => !alive(childPid), 10_000, 50);
   },
 );

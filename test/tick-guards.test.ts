@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,6 +16,7 @@ import {
   managerProgram,
   ofType,
   staleDue,
+  stuckProcess,
   tick,
   waitFor,
   waitForClaimBy,
@@ -372,15 +373,8 @@ describe("tick: the guards", () => {
   it("a tick past its deadline journals tick_failed, exits 1, and its lock is broken next time", async () => {
     const p = program([], { stale_after: "1s" });
     // A stuck manager that ignores SIGTERM: stopping it takes the full grace.
-    const stubborn = spawn(
-      process.execPath,
-      ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1e6)"],
-      {
-        stdio: "ignore",
-      },
-    );
+    const stubborn = await stuckProcess();
     cleanups.push(() => stubborn.kill("SIGKILL"));
-    await new Promise((r) => setTimeout(r, 300));
     expect(sheepdog(["claim", "acquire", "--pid", String(stubborn.pid)], { env: p.env }).code).toBe(
       0,
     );

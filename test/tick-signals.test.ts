@@ -5,8 +5,9 @@ import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, type RunResult, sheepdog, sheepdogAsync } from "./helpers/cli.js";
+import { armFaultPoint } from "./helpers/fault-point.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
-import { killStarted, managerProgram, ofType, waitFor } from "./helpers/watchdog.js";
+import { killStarted, managerProgram, ofType, stuckProcess, waitFor } from "./helpers/watchdog.js";
 
 const server = useNtfyServer();
 
@@ -49,14 +50,7 @@ function track(child: ChildProcess): ChildProcess {
  * SIGTERM (by default nothing: a stuck manager the tick must wait the whole grace for).
  */
 async function stuckHolder(env: NodeJS.ProcessEnv, onTerm = "") {
-  const child = track(
-    spawn(
-      process.execPath,
-      ["-e", `process.on('SIGTERM', () => {${onTerm}}); setInterval(() => {}, 1e6)`],
-      { stdio: "ignore" },
-    ),
-  );
-  await waitFor("the holder to start", () => child.pid !== undefined && child.exitCode === null);
+  const child = track(await stuckProcess(onTerm));
   const r = sheepdog(["claim", "acquire", "--pid", String(child.pid)], { env });
   expect(r.code, r.stderr).toBe(0);
   return child;
@@ -64,9 +58,11 @@ async function stuckHolder(env: NodeJS.ProcessEnv, onTerm = "") {
 
 /** `sheepdog tick ARGS` in the background, with its pid and its end. */
 function tickInBackground(env: NodeJS.ProcessEnv, args: string[] = []) {
+  // Stops itself once it has sent the stuck holder SIGTERM (see signalMidStop).
+  const midStop = armFaultPoint("stop.term-sent");
   const child = track(
     spawn(process.execPath, [CLI, "tick", ...args], {
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...env, ...midStop.env },
       stdio: ["ignore", "pipe", "pipe"],
     }),
   );
@@ -83,16 +79,22 @@ function tickInBackground(env: NodeJS.ProcessEnv, args: string[] = []) {
       resolve({ code: code ?? (signal ? -1 : -2), stdout, stderr }),
     ),
   );
-  return { child, done };
+  return { child, done, midStop };
 }
 
-/** Waits until the tick is mid-act: it holds the lock and has started stopping the holder. */
-async function midStop(stateDir: string) {
-  await waitFor("the tick to hold its lock", () => existsSync(join(stateDir, "tick.lock")));
-  await waitFor("the tick to keep evidence (the stop comes next)", () =>
-    existsSync(join(stateDir, "evidence")),
-  );
-  await new Promise((r) => setTimeout(r, 500)); // well inside the 10 s TERM grace
+/**
+ * The tick mid-act: it holds its lock and has sent the stuck holder SIGTERM (the fault point
+ * stops it there, at the start of the 10 s grace). Then it gets `signal` and goes on.
+ */
+async function signalMidStop(
+  t: ReturnType<typeof tickInBackground>,
+  stateDir: string,
+  signal: NodeJS.Signals,
+) {
+  expect(await t.midStop.reached(t.child), "the tick reached its stop of the holder").toBe(true);
+  expect(existsSync(join(stateDir, "tick.lock"))).toBe(true);
+  t.child.kill(signal);
+  t.child.kill("SIGCONT");
 }
 
 describe("tick: killed from outside", () => {
@@ -103,8 +105,7 @@ describe("tick: killed from outside", () => {
       const holder = await stuckHolder(p.env);
       await new Promise((r) => setTimeout(r, 1200)); // the heartbeat goes stale (1s)
       const t = tickInBackground(p.env);
-      await midStop(p.stateDir);
-      t.child.kill(signal);
+      await signalMidStop(t, p.stateDir, signal);
       const r = await t.done;
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`killed by ${signal}`);
@@ -131,12 +132,13 @@ describe("tick: killed from outside", () => {
     await stuckHolder(p.env);
     await new Promise((r) => setTimeout(r, 1200));
     const first = tickInBackground(p.env);
-    await midStop(p.stateDir);
+    expect(await first.midStop.reached(first.child), "the first tick reached its stop").toBe(true);
     // A second tick finds the lock held by a live tick, decides `locked`, and is killed after.
     const second = await sheepdogAsync(["tick", "--json"], { env: p.env });
     expect(JSON.parse(second.stdout).programs[0].decision).toBe("locked");
     expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(true);
     first.child.kill("SIGTERM");
+    first.child.kill("SIGCONT");
     expect((await first.done).code).toBe(1);
     expect(existsSync(join(p.stateDir, "tick.lock"))).toBe(false);
   });

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { appendEvent } from "../src/journal/journal.js";
 import { CLI, sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
+import { armFaultPoint } from "./helpers/fault-point.js";
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -21,10 +22,20 @@ function held() {
   return { ...p, manager: manager.pid as number };
 }
 
-/** `sheepdog wait` in the background: its JSON line and exit code once it ends. */
-function startWait(p: ReturnType<typeof held>, args: string[], env: Record<string, string> = {}) {
+/**
+ * `sheepdog wait` in the background, once it waits: its first look found nothing to wake for
+ * and it watches the state folder (the `wait.waiting` fault point stops it there, and it is let
+ * go on). Whatever ends it after this is the wake path, never a look at its start. Its JSON
+ * line and exit code once it ends.
+ */
+async function startWait(
+  p: ReturnType<typeof held>,
+  args: string[],
+  env: Record<string, string> = {},
+) {
+  const waiting = armFaultPoint("wait.waiting");
   const child = spawn(process.execPath, [CLI, "wait", "--pid", String(p.manager), ...args], {
-    env: { ...process.env, ...p.env, ...env },
+    env: { ...process.env, ...p.env, ...env, ...waiting.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -51,6 +62,8 @@ function startWait(p: ReturnType<typeof held>, args: string[], env: Record<strin
         resolve({ code, line });
       }),
   );
+  if (!(await waiting.reached(child))) throw new Error(`wait ended before it waited: ${stdout}`);
+  child.kill("SIGCONT");
   return { child, done, ended: () => ended };
 }
 
@@ -66,8 +79,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("sheepdog wait", () => {
   it("wakes when --every has passed: one JSON line {event, reason, at}, exit 0, no CPU while it waits", async () => {
     const p = held();
-    const w = startWait(p, ["--every", "4s"]);
-    await sleep(1500); // past its start-up
+    const w = await startWait(p, ["--every", "4s"]);
     const before = cpuTicks(w.child.pid as number);
     await sleep(1500);
     const after = cpuTicks(w.child.pid as number);
@@ -82,8 +94,7 @@ describe("sheepdog wait", () => {
 
   it("wakes at once when the claim is released (claim_lost), long before --every", async () => {
     const p = held();
-    const w = startWait(p, ["--every", "10m"]);
-    await sleep(800);
+    const w = await startWait(p, ["--every", "10m"]);
     expect(w.ended()).toBe(false);
     expect(sheepdog(["claim", "release", "--pid", String(p.manager)], { env: p.env }).code).toBe(0);
     const { code, line } = await w.done;
@@ -93,8 +104,7 @@ describe("sheepdog wait", () => {
 
   it("wakes when the program is paused (seat)", async () => {
     const p = held();
-    const w = startWait(p, ["--every", "10m"]);
-    await sleep(800);
+    const w = await startWait(p, ["--every", "10m"]);
     expect(sheepdog(["pause", "--until", "1h"], { env: p.env }).code).toBe(0);
     const { line } = await w.done;
     expect(line).toMatchObject({ event: "seat" });
@@ -103,8 +113,7 @@ describe("sheepdog wait", () => {
 
   it("wakes when the program stands down", async () => {
     const p = held();
-    const w = startWait(p, ["--every", "10m"]);
-    await sleep(800);
+    const w = await startWait(p, ["--every", "10m"]);
     appendEvent(p.stateDir, { type: "stood_down", reason: "crash loop" });
     const { line } = await w.done;
     expect(line).toMatchObject({
@@ -124,8 +133,7 @@ describe("sheepdog wait", () => {
       reason: `the claim is held by pid ${p.manager}, not by this manager (pid ${other.pid})`,
     });
     // The manager's death changes no file: the slow re-check sees it (a minute; 1 s here).
-    const w = startWait(p, ["--every", "10m"], { SHEEPDOG_WAIT_RECHECK_MS: "1000" });
-    await sleep(800);
+    const w = await startWait(p, ["--every", "10m"], { SHEEPDOG_WAIT_RECHECK_MS: "1000" });
     process.kill(p.manager, "SIGKILL");
     const { line } = await w.done;
     expect(line).toMatchObject({ event: "claim_lost" });

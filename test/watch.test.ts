@@ -1,10 +1,11 @@
 // `sheepdog watch` (DESIGN §12): the tick's very pass, run at once when a manager dies, when the
 // files say something changed, and on the interval; real managers, real files, real signals.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { identityOf, machineId } from "../src/process/identity.js";
+import { DEBOUNCE_MS } from "../src/watch/program-watch.js";
 import { sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import { startWatch, watchReady } from "./helpers/watch.js";
 import {
@@ -14,6 +15,7 @@ import {
   isAlive,
   killStarted,
   ofType,
+  stuckProcess,
   waitFor,
 } from "./helpers/watchdog.js";
 
@@ -56,11 +58,21 @@ describe("watch: reacts without waiting for the interval", () => {
       w.passes().some((x) => x.programs[0]?.reason.includes("last save")),
     );
     // The save's files land in more than one event (journal, heartbeat, ledger): kill only
-    // once the passes they run are over, so no file event can be what sees the death.
-    for (let seen = -1; seen !== w.passes().length; ) {
-      seen = w.passes().length;
-      await new Promise((r) => setTimeout(r, 2000));
-    }
+    // once a pass has begun after the last of them was written, so no file event of the save
+    // can still be pending to see the death.
+    const lastWrite = () =>
+      Math.max(
+        ...["journal.jsonl", "heartbeat.json", "claim"].map((f) => {
+          try {
+            return statSync(join(p.stateDir, f)).mtimeMs;
+          } catch {
+            return 0;
+          }
+        }),
+      );
+    await waitFor("a pass begun after the save's last write", () =>
+      w.passes().some((x) => Date.parse(x.at) > lastWrite() + DEBOUNCE_MS),
+    );
     process.kill(first.pid, "SIGKILL");
     const second = await newClaim(p.stateDir, first.pid);
     expect(second.pid).not.toBe(first.pid);
@@ -269,13 +281,8 @@ describe("watch: failures and signals", () => {
 
   /** A live holder that ignores SIGTERM, so the watcher's restart_stuck pass takes 10 s. */
   async function stuckHolder(env: NodeJS.ProcessEnv) {
-    const child = spawn(
-      process.execPath,
-      ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1e6)"],
-      { stdio: "ignore" },
-    );
+    const child = await stuckProcess();
     t.cleanups.push(() => child.kill("SIGKILL"));
-    await waitFor("the holder", () => child.pid !== undefined);
     expect(sheepdog(["claim", "acquire", "--pid", String(child.pid)], { env }).code).toBe(0);
     return child;
   }

@@ -16,6 +16,7 @@ import { livenessOf } from "../process/identity.js";
 import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
+import { faultPoint } from "../util/fault-point.js";
 
 export type WakeEvent = "time" | "seat" | "stood_down" | "claim_lost" | "lease_lost";
 
@@ -147,5 +148,8 @@ function waitForWake(stateDir: string, me: Me, deadline: number, leased: boolean
     };
     recheck = setTimeout(again, RECHECK_MS);
     look();
+    // Watching, and nothing to wake for yet: from here only an event, a timer or the re-check
+    // can end the wait (the test hook lets a test act only once it is here).
+    if (!done) faultPoint("wait.waiting");
   });
 }

@@ -1,3 +1,4 @@
+import { faultPoint } from "../util/fault-point.js";
 import {
   groupMembers,
   isZombie,
@@ -82,6 +83,7 @@ export async function stopProcess(
     signal(id.pid, "SIGTERM");
     if (leaderAlive()) signal(id.pid, "SIGCONT");
   }
+  faultPoint("stop.term-sent");
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
     if (done()) return result("term");

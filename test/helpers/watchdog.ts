@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -114,6 +115,36 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * A live process that stands in for a stuck manager: on SIGTERM it runs `onTerm` (by default
+ * nothing: a tick must wait the whole grace). Resolves once its handler is in place (it says
+ * so on stdout), so no TERM can come before it.
+ */
+export async function stuckProcess(onTerm = ""): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "-e",
+      `process.on('SIGTERM', () => {${onTerm}}); process.stdout.write("ready\\n"); setInterval(() => {}, 1e6)`,
+    ],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
+  let out = "";
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  await waitFor(
+    "the stand-in's SIGTERM handler",
+    () => out.includes("ready") || child.exitCode !== null,
+    30_000,
+    10,
+  );
+  if (!out.includes("ready")) throw new Error("the stand-in exited before it was ready");
+  child.stdout?.removeAllListeners("data");
+  child.stdout?.resume();
+  return child;
 }
 
 /**
