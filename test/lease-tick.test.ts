@@ -1,13 +1,8 @@
-// The lease through real ticks on one host (DESIGN §15, issue 21): a real bare remote, the
-// real CLI, a real manager process, a real ntfy server on 127.0.0.1. Another machine is the
-// remote's lease commit written as that machine would write it (tests with hosts of their own,
-// each with its own machine id, are in lease-hosts.test.ts). Time passes by the clock-step hook.
-import { spawn } from "node:child_process";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI, sheepdog, sheepdogAsync } from "./helpers/cli.js";
+import { sheepdog, sheepdogAsync, spawnCli } from "./helpers/cli.js";
 import { bareRemote, gitEnv, gitOut, gitTry, workRepo } from "./helpers/manager-side.js";
 import { type NtfyServer, ntfyServer } from "./helpers/ntfy-server.js";
 import { startWatch } from "./helpers/watch.js";
@@ -174,14 +169,8 @@ describe("the lease through real ticks (one host)", () => {
     const p = await leased();
     await p.tick();
     const h = await p.claimHolder();
-    const waiter = spawn(process.execPath, [CLI, "wait", "--every", "1h", "--pid", String(h.pid)], {
-      env: { ...process.env, ...p.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let woke = "";
-    waiter.stdout.on("data", (d) => {
-      woke += d;
-    });
+    const waiting = spawnCli(["wait", "--every", "1h", "--pid", String(h.pid)], { env: p.env });
+    const waiter = waiting.child;
     cleanups.push(() => {
       waiter.kill("SIGKILL");
     });
@@ -219,8 +208,8 @@ describe("the lease through real ticks (one host)", () => {
       expect.objectContaining({ cause: "elsewhere", holder: "mini-2", epoch: 2 }),
     ]);
     expect(p.server.delivered.map((m) => m.title)).toContain("catalog: this host lost the lease");
-    await waitFor("wait to wake", () => woke.includes("\n"), 10_000);
-    expect(JSON.parse(woke)).toMatchObject({
+    await waitFor("wait to wake", () => waiting.stdout().includes("\n"), 10_000);
+    expect(JSON.parse(waiting.stdout())).toMatchObject({
       event: expect.stringMatching(/^(lease_lost|claim_lost)$/),
     });
     // Fenced: nothing starts while mini-2's lease is fresh, and a manager started by hand

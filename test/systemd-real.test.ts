@@ -15,7 +15,7 @@ import {
   startRealSystemd,
 } from "./helpers/real-systemd.js";
 import { skipWithout } from "./helpers/tools.js";
-import { isAlive, killStarted, managerProgram, ofType } from "./helpers/watchdog.js";
+import { isAlive, killStarted, managerProgram, ofType, waitFor } from "./helpers/watchdog.js";
 
 const unavailable = realSystemdUnavailable();
 const skipped = skipWithout("real systemd", unavailable, REAL_SYSTEMD_INSTALL);
@@ -37,18 +37,9 @@ afterAll(async () => {
   await sd?.stop();
 }, 60_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Polls `probe` every 500 ms until it holds or `ms` pass (a timer under load can be late). */
-async function until<T>(what: string, probe: () => T | null | undefined | false, ms: number) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000}s waiting for ${what}`);
-    await sleep(500);
-  }
-}
+const until = <T>(what: string, probe: () => T | null | undefined | false, ms: number) =>
+  waitFor(what, probe, ms, 500);
 
 describe.skipIf(skipped)(
   `a real systemd user manager${skipped ? ` (skipped: ${unavailable})` : ""}`,

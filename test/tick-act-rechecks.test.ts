@@ -1,13 +1,8 @@
-// What act re-checks after decide (issue 18, found by reading): gathering and keeping evidence
-// take seconds, so a holder that saved meanwhile is not stopped as stuck, and a start that
-// claimed meanwhile is not stopped as a leftover; evidence that cannot be written never keeps a
-// stuck manager in place. Each tick is held at `tick.after-decide` (its decision made) while the
-// world changes, then let go.
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, sheepdog, tempDir } from "./helpers/cli.js";
+import { sheepdog, spawnCli } from "./helpers/cli.js";
+import { armFaultPoint } from "./helpers/fault-point.js";
 import {
   cleanedUp,
   dueFor,
@@ -24,29 +19,14 @@ const { program, live } = cleanedUp();
 
 /** A tick held once it has decided; `meanwhile` runs; then it goes on. Returns its report. */
 async function heldTick(env: NodeJS.ProcessEnv, meanwhile: () => void): Promise<TickProgram> {
-  const marker = join(tempDir(), "marker");
-  const child = spawn(process.execPath, [CLI, "tick", "--json"], {
-    env: {
-      ...process.env,
-      ...env,
-      SHEEPDOG_FAULT_POINT: "tick.after-decide",
-      SHEEPDOG_FAULT_MARKER: marker,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout.on("data", (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  await waitFor(
-    "the tick to decide",
-    () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"),
-  );
+  const decided = armFaultPoint("tick.after-decide");
+  const run = spawnCli(["tick", "--json"], { env: { ...env, ...decided.env } });
+  expect(await decided.reached(run.child), "the tick decided").toBe(true);
   meanwhile();
-  child.kill("SIGCONT");
-  expect(await exited).toBe(0);
-  return (JSON.parse(out) as { programs: TickProgram[] }).programs[0] as TickProgram;
+  run.child.kill("SIGCONT");
+  const { code, stdout } = await run.done;
+  expect(code).toBe(0);
+  return (JSON.parse(stdout) as { programs: TickProgram[] }).programs[0] as TickProgram;
 }
 
 describe("act re-checks what decide saw", () => {
@@ -111,24 +91,12 @@ describe("act re-checks what decide saw", () => {
 describe("a start's intent is journaled before its launch (issue 18)", () => {
   it("a tick killed mid-launch leaves a start the next tick waits on, then journals it cut short and starts anew", async () => {
     const p = program(["--exit-at-once"], { claim_grace: "2s" });
-    const marker = join(tempDir(), "marker");
     // The launcher has started the manager; the tick dies before journaling it.
-    const child = spawn(process.execPath, [CLI, "tick", "--json"], {
-      env: {
-        ...process.env,
-        ...p.env,
-        SHEEPDOG_FAULT_POINT: "act.after-start",
-        SHEEPDOG_FAULT_MARKER: marker,
-      },
-      stdio: "ignore",
-    });
-    const exited = new Promise((r) => child.once("exit", r));
-    await waitFor(
-      "the launch",
-      () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"),
-    );
-    child.kill("SIGKILL");
-    await exited;
+    const launched = armFaultPoint("act.after-start");
+    const run = spawnCli(["tick", "--json"], { env: { ...p.env, ...launched.env } });
+    expect(await launched.reached(run.child), "the launch").toBe(true);
+    run.child.kill("SIGKILL");
+    await run.done;
     const [intent] = ofType(p.stateDir, "manager_starting");
     expect(intent).toMatchObject({ launcher: "command", planned: true });
     expect(ofType(p.stateDir, "manager_started")).toEqual([]);

@@ -1,10 +1,10 @@
 // A tick stopped from outside (systemd's TimeoutStartSec, launchd unload, a person) is not silent:
 // it journals tick_failed naming the signal, releases its tick lock, pages, and exits 1.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI, type RunResult, sheepdog, sheepdogAsync } from "./helpers/cli.js";
+import { sheepdog, sheepdogAsync, spawnCli } from "./helpers/cli.js";
 import { armFaultPoint } from "./helpers/fault-point.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { killStarted, managerProgram, ofType, stuckProcess, waitFor } from "./helpers/watchdog.js";
@@ -60,26 +60,9 @@ async function stuckHolder(env: NodeJS.ProcessEnv, onTerm = "") {
 function tickInBackground(env: NodeJS.ProcessEnv, args: string[] = []) {
   // Stops itself once it has sent the stuck holder SIGTERM (see signalMidStop).
   const midStop = armFaultPoint("stop.term-sent");
-  const child = track(
-    spawn(process.execPath, [CLI, "tick", ...args], {
-      env: { ...process.env, ...env, ...midStop.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    }),
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr?.on("data", (d) => {
-    stderr += d;
-  });
-  const done = new Promise<RunResult>((resolve) =>
-    child.on("close", (code, signal) =>
-      resolve({ code: code ?? (signal ? -1 : -2), stdout, stderr }),
-    ),
-  );
-  return { child, done, midStop };
+  const run = spawnCli(["tick", ...args], { env: { ...env, ...midStop.env } });
+  track(run.child);
+  return { child: run.child, done: run.done, midStop };
 }
 
 /**

@@ -1,11 +1,11 @@
 // `sheepdog wait` (DESIGN §14) through the built CLI: a real manager process (a sleeper) holds
 // the claim, and the wait wakes on the first of its interval, a pause, a stand-down or a lost
 // claim, with one JSON line, exit 0; it spends no CPU while it waits.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { appendEvent } from "../src/journal/journal.js";
-import { CLI, sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
+import { sheepdog, sleeper, spawnCli, tempProgram } from "./helpers/cli.js";
 import { armFaultPoint } from "./helpers/fault-point.js";
 
 const children: ChildProcess[] = [];
@@ -34,37 +34,25 @@ async function startWait(
   env: Record<string, string> = {},
 ) {
   const waiting = armFaultPoint("wait.waiting");
-  const child = spawn(process.execPath, [CLI, "wait", "--pid", String(p.manager), ...args], {
-    env: { ...process.env, ...p.env, ...env, ...waiting.env },
-    stdio: ["ignore", "pipe", "pipe"],
+  const run = spawnCli(["wait", "--pid", String(p.manager), ...args], {
+    env: { ...p.env, ...env, ...waiting.env },
   });
+  const child = run.child;
   children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d) => {
-    stdout += d;
+  const done = run.done.then(({ code, stdout, stderr }) => {
+    let line: Record<string, unknown> | null = null;
+    try {
+      line = JSON.parse(stdout);
+    } catch {
+      line = null;
+    }
+    if (line === null) process.stderr.write(`wait printed: ${stdout} ${stderr}\n`);
+    return { code, line };
   });
-  child.stderr?.on("data", (d) => {
-    stderr += d;
-  });
-  let ended = false;
-  const done = new Promise<{ code: number | null; line: Record<string, unknown> | null }>(
-    (resolve) =>
-      child.on("close", (code) => {
-        ended = true;
-        let line: Record<string, unknown> | null = null;
-        try {
-          line = JSON.parse(stdout);
-        } catch {
-          line = null;
-        }
-        if (line === null) process.stderr.write(`wait printed: ${stdout} ${stderr}\n`);
-        resolve({ code, line });
-      }),
-  );
-  if (!(await waiting.reached(child))) throw new Error(`wait ended before it waited: ${stdout}`);
+  if (!(await waiting.reached(child)))
+    throw new Error(`wait ended before it waited: ${run.stdout()}`);
   child.kill("SIGCONT");
-  return { child, done, ended: () => ended };
+  return { child, done, ended: run.ended };
 }
 
 /** utime + stime of a process, in clock ticks (/proc/PID/stat). */

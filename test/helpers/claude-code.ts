@@ -12,6 +12,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { NEWEST_TESTED_VERSION, PINNED_VERSION } from "../../src/usage/claude-versions.js";
 import type { FakeAnthropic } from "./fake-anthropic.js";
+import { waitFor } from "./poll.js";
 
 // The real Claude Code CLI for tests: any named version's npm package in a cache folder
 // (installed on first use, one folder and one lock per version, so two versions install side by
@@ -230,20 +231,7 @@ export function projectFolder(seat: Seat, realCwd: string): string {
   return join(seat.configDir, "projects", realCwd.replace(/[^a-zA-Z0-9]/g, "-"));
 }
 
-/** Polls `probe` every 100 ms until it gives a value (not null/false) or `timeoutMs` passes. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | null | false | undefined,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== null && v !== false && v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
+export { waitFor } from "./poll.js";
 
 /**
  * A real interactive `claude` in a tmux window on a private socket (`tmux -L`), started with

@@ -42,28 +42,52 @@ export function sheepdog(
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** A `sheepdog` process running in the background, what it printed so far, and its end. */
+export interface RunningCli {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Whether it has ended (its streams closed). */
+  ended(): boolean;
+  /** Its exit code (-1 when a signal ended it) and all it printed. */
+  done: Promise<RunResult>;
+}
+
+/** Starts `sheepdog ARGS` and collects its output: the one way the tests run it in the background. */
+export function spawnCli(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): RunningCli {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let ended = false;
+  child.stdout?.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const done = new Promise<RunResult>((resolve) =>
+    child.on("close", (code) => {
+      ended = true;
+      resolve({ code: code ?? -1, stdout, stderr });
+    }),
+  );
+  child.stdin?.end(opts.input ?? "");
+  return { child, stdout: () => stdout, stderr: () => stderr, ended: () => ended, done };
+}
+
 /** Async form, for running many at once. */
 export function sheepdogAsync(
   args: string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<RunResult> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(opts.input ?? "");
-  });
+  return spawnCli(args, opts).done;
 }
 
 /** A fresh temp directory (realpath: macOS /tmp is a symlink). */

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { CLI, PYTHON3, tempDir } from "./cli.js";
+import { CLI, PYTHON3, spawnCli, tempDir } from "./cli.js";
+import { waitFor } from "./poll.js";
 
 /** Processes a test started; `killAll()` in afterEach/afterAll ends each one by its pid. */
 const started: ChildProcess[] = [];
@@ -17,23 +18,7 @@ export function killAll(): void {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a truthy value (bounded: throws after `timeoutMs`). */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | null | false,
-  timeoutMs = 20_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
+export { waitFor } from "./poll.js";
 
 /** The one-letter state of a pid from /proc (field 3, after the last `)`), or null. */
 export function procState(pid: number): string | null {
@@ -185,24 +170,11 @@ export async function raceAt(
   const marker = join(tempDir(), "arrived");
   writeFileSync(marker, "");
   const runs = argvs.map((args) => {
-    const child = track(
-      spawn(process.execPath, [CLI, ...args], {
-        env: { ...process.env, ...env, SHEEPDOG_FAULT_POINT: point, SHEEPDOG_FAULT_MARKER: marker },
-        stdio: ["ignore", "pipe", "pipe"],
-      }),
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (d) => {
-      stdout += d;
+    const run = spawnCli(args, {
+      env: { ...env, SHEEPDOG_FAULT_POINT: point, SHEEPDOG_FAULT_MARKER: marker },
     });
-    child.stderr?.on("data", (d) => {
-      stderr += d;
-    });
-    const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr })),
-    );
-    return { child, done };
+    track(run.child);
+    return run;
   });
   const arrived = (r: (typeof runs)[number]) =>
     r.child.exitCode !== null || procState(r.child.pid as number) === "T";

@@ -7,11 +7,12 @@
 //   SHEEPDOG_FAULT_ROUNDS=N   random-delay rounds per command (default 1)
 //   SHEEPDOG_FAULT_SEED=S     replay a run (the seed is printed, and named in every failure)
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/journal/journal.js";
 import { CLI, sheepdog, tempDir } from "./cli.js";
+import { armFaultPoint } from "./fault-point.js";
 import {
   checkAfterKill,
   checkLocks,
@@ -22,6 +23,7 @@ import {
   type Watched,
 } from "./invariants.js";
 import { bareRemote, gitEnv, gitTry, workRepo } from "./manager-side.js";
+import { waitFor } from "./poll.js";
 import { startWatch } from "./watch.js";
 import { holder, isAlive, managerProgram } from "./watchdog.js";
 
@@ -95,7 +97,7 @@ async function killHolder(w: World): Promise<void> {
   } catch {
     return;
   }
-  for (let i = 0; i < 100 && isAlive(h.pid, h.start_time); i++) await sleep(20);
+  await waitFor("the holder to die", () => !isAlive(h.pid, h.start_time), 2000, 20).catch(() => {});
 }
 
 type Kill = { point: string } | { delayMs: number };
@@ -105,11 +107,9 @@ type Kill = { point: string } | { delayMs: number };
  * after a delay. Returns whether it was killed (false: it finished first / never got there).
  */
 async function runKilled(w: World, args: string[], kill: Kill): Promise<boolean> {
-  const marker = join(tempDir("sheepdog-marker-"), "reached");
-  const extra =
-    "point" in kill ? { SHEEPDOG_FAULT_POINT: kill.point, SHEEPDOG_FAULT_MARKER: marker } : {};
+  const armed = "point" in kill ? armFaultPoint(kill.point) : null;
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...w.env, ...extra },
+    env: { ...process.env, ...w.env, ...armed?.env },
     stdio: "ignore",
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
@@ -117,17 +117,9 @@ async function runKilled(w: World, args: string[], kill: Kill): Promise<boolean>
   void exited.then(() => {
     done = true;
   });
-  if ("delayMs" in kill) {
-    await Promise.race([exited, sleep(kill.delayMs)]);
-  } else {
-    const reached = () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n");
-    for (let i = 0; i < 600 && !done && !reached(); i++) await sleep(20);
-  }
+  if ("delayMs" in kill) await Promise.race([exited, sleep(kill.delayMs)]);
+  else if (!(await armed?.reached(child, 12_000))) return false;
   if (done) return false;
-  if ("point" in kill) {
-    const [pid] = readFileSync(marker, "utf8").split(" ");
-    expect(Number(pid), `the process stopped at ${kill.point}`).toBe(child.pid);
-  }
   child.kill("SIGKILL");
   await exited;
   return true;
@@ -167,13 +159,9 @@ async function mergeLockClears(w: World): Promise<void> {
 
 /** Waits (up to 60 s) for one live manager holding the claim; returns what still stands in the way. */
 async function settled(w: World): Promise<string[]> {
-  let left = healthy(w);
   // 60 s: the whole suite runs beside it, and a loaded host is slow to start a node process.
-  for (let i = 0; i < 600 && left.length > 0; i++) {
-    await sleep(100);
-    left = healthy(w);
-  }
-  return left;
+  await waitFor("one healthy manager", () => healthy(w).length === 0, 60_000).catch(() => {});
+  return healthy(w);
 }
 
 /**
@@ -365,8 +353,8 @@ async function round(w: World, op: Op, kill: Kill, kills: { n: number }): Promis
   // No ledger commit is lost: whatever the killed command committed, the manager's next save pushes.
   const head = gitTry(w.ledger, ["rev-parse", "-q", "--verify", "HEAD"], w.env);
   if (head.code === 0) w.shas.add(head.stdout);
-  for (let i = 0; i < 100 && unpushed(w.ledger, w.ledgerRemote, w.shas).length > 0; i++)
-    await sleep(100);
+  const pushed = () => unpushed(w.ledger, w.ledgerRemote, w.shas).length === 0;
+  await waitFor("the ledger commits pushed", pushed, 10_000).catch(() => {});
   expect(unpushed(w.ledger, w.ledgerRemote, w.shas), `${what}: ledger commits lost`).toEqual([]);
 }
 

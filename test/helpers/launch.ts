@@ -80,19 +80,7 @@ export interface Recorded {
   env: Record<string, string>;
 }
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | null | undefined | false,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { waitFor } from "./poll.js";
 
 export function readRecord(path: string): Recorded | null {
   if (!existsSync(path)) return null;

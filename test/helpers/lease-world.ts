@@ -2,6 +2,7 @@
 // smart HTTP (helpers/git-http.ts): what lease-hosts.test.ts and the two-host soak share. Each
 // host has its own $SHEEPDOG_HOME, state folder, copy of the program and clone of the ledger,
 // its own clock offset (the clock-step hook), and ticks in a loop as its timer would.
+
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -9,6 +10,7 @@ import { CLI, tempDir } from "./cli.js";
 import { type GitHttp, startGitHttp } from "./git-http.js";
 import { census, type Host, type InvariantReport, startHost, watchInvariant } from "./hosts.js";
 import { bareRemote, gitEnv, gitOut, workRepo } from "./manager-side.js";
+import { waitFor } from "./poll.js";
 import { type Event, events, FAKE_MANAGER, type TickProgram } from "./watchdog.js";
 
 export const REF = "refs/sheepdog/lease/catalog";
@@ -189,13 +191,6 @@ function simHost(
   return sim;
 }
 
-/** Polls `probe` until it is truthy (it is given plenty: ticks under load take seconds). */
-export async function until<T>(what: string, probe: () => T, ms = 45_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** waitFor with the time a lease world needs (ticks under load take seconds). */
+export const until = <T>(what: string, probe: () => T | null | undefined | false, ms = 45_000) =>
+  waitFor(what, probe, ms);

@@ -3,11 +3,11 @@
 // the claim itself for a stand-in process it then kills, so every tick has a dead holder to
 // break and a manager to start: the work that passes through every lock.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { readClaim, tryAcquire } from "../../src/claim/claim.js";
 import { identityOf, type ProcessIdentity } from "../../src/process/identity.js";
-import { CLI, sleeper, tempDir, tempProgram } from "./cli.js";
+import { CLI, sleeper, tempProgram } from "./cli.js";
+import { armFaultPoint } from "./fault-point.js";
 import { lockedOut } from "./invariants.js";
 import { killStarted, type TickProgram, tick, waitFor } from "./watchdog.js";
 
@@ -77,24 +77,13 @@ export function deadClaimLeft(w: LockWorld): string | null {
  * SIGKILLs it there. Returns false when it finished without reaching it.
  */
 export async function killedAt(w: LockWorld, args: string[], point: string): Promise<boolean> {
-  const marker = join(tempDir("sheepdog-marker-"), "reached");
+  const armed = armFaultPoint(point);
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...w.env, SHEEPDOG_FAULT_POINT: point, SHEEPDOG_FAULT_MARKER: marker },
+    env: { ...process.env, ...w.env, ...armed.env },
     stdio: "ignore",
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  let done = false;
-  void exited.then(() => {
-    done = true;
-  });
-  await waitFor(
-    `${args.join(" ")} to reach ${point} or end`,
-    () => done || (existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n")),
-    60_000,
-    5,
-  );
-  rmSync(join(marker, ".."), { recursive: true, force: true });
-  if (done) return false;
+  if (!(await armed.reached(child))) return false;
   child.kill("SIGKILL");
   await exited;
   return true;

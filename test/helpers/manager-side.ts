@@ -48,12 +48,4 @@ export function workRepo(path: string, env: NodeJS.ProcessEnv, remote?: string):
   return path;
 }
 
-/** Polls until `check` is true or the deadline passes. */
-export async function waitFor(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
+export { holdsWithin as waitFor } from "./poll.js";

@@ -4,6 +4,7 @@
 // folders, and a journald of its own for its log. `systemctl --user` reaches it from outside
 // through `$XDG_RUNTIME_DIR/systemd/private`. Everything is stopped by exact pid: the manager,
 // journald, then whatever is left in its cgroups (all started under it); the cgroups removed.
+
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
@@ -15,6 +16,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./cli.js";
+import { holdsWithin } from "./poll.js";
 
 const SYSTEMD = "/usr/lib/systemd/systemd";
 const JOURNALD = "/usr/lib/systemd/systemd-journald";
@@ -99,7 +101,6 @@ export interface RealSystemd {
 }
 
 let instances = 0;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pidsUnder(dir: string): number[] {
   if (!existsSync(dir)) return [];
@@ -134,13 +135,8 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitGone(pid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (alive(pid)) {
-    if (Date.now() > deadline) return false;
-    await sleep(50);
-  }
-  return true;
+function waitGone(pid: number, ms: number): Promise<boolean> {
+  return holdsWithin(() => !alive(pid), ms);
 }
 
 /** Stops by exact pid: the manager (it stops its units), journald, then what is left in our cgroups. */
@@ -168,7 +164,8 @@ async function stopAll(pid: number, runtimeDir: string, roots: string[], name: s
         // gone
       }
     }
-  await sleep(200);
+  // A cgroup directory goes once its processes have: wait for the kills to land.
+  await holdsWithin(() => roots.every((root) => pidsUnder(join(root, name)).length === 0), 5_000);
   for (const root of roots) removeTree(join(root, name));
 }
 
@@ -232,13 +229,8 @@ export async function startRealSystemd(): Promise<RealSystemd | { skip: string }
   );
   child.unref();
   const handle = handleOf(child.pid as number, home, runtimeDir, roots, name);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (handle.systemctl(["is-active", "default.target"]).stdout.trim() === "active") return handle;
-    if (!alive(handle.pid) || Date.now() > deadline) {
-      await handle.stop();
-      return { skip: "systemd --user did not come up in a private mount namespace here" };
-    }
-    await sleep(100);
-  }
+  const up = () => handle.systemctl(["is-active", "default.target"]).stdout.trim() === "active";
+  if ((await holdsWithin(() => up() || !alive(handle.pid), 30_000, 100)) && up()) return handle;
+  await handle.stop();
+  return { skip: "systemd --user did not come up in a private mount namespace here" };
 }

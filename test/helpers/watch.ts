@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { CLI } from "./cli.js";
+import type { ChildProcess } from "node:child_process";
+import { spawnCli } from "./cli.js";
 import { waitFor } from "./watchdog.js";
 
 /** One `watch --json` pass object as printed. */
@@ -27,31 +27,22 @@ export function startWatch(
   args: string[],
   cleanups: (() => void)[],
 ): RunningWatch {
-  const child = spawn(process.execPath, [CLI, "watch", ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const run = spawnCli(["watch", ...args], { env });
+  const child = run.child;
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (d) => {
-    out += d;
-  });
-  child.stderr?.on("data", (d) => {
-    err += d;
-  });
-  const exited = new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? -1)));
+  const exited = run.done.then((r) => r.code);
   const passes = () =>
-    out
+    run
+      .stdout()
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as WatchPass);
   return {
     child,
-    stdout: () => out,
-    stderr: () => err,
+    stdout: run.stdout,
+    stderr: run.stderr,
     passes,
     exited,
     async stop() {

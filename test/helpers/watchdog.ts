@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterEach } from "vitest";
 import { livenessOf, machineId } from "../../src/process/identity.js";
 import { CLI, type RunResult, sheepdog, sheepdogAsync, sleeper, tempProgram } from "./cli.js";
+import { waitFor } from "./poll.js";
 
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.cjs");
 
@@ -101,21 +102,7 @@ export function isAlive(pid: number, start_time: string): boolean {
   return livenessOf({ pid, start_time, machine_id: machineId() }) === "alive";
 }
 
-/** Polls `check` every `everyMs` (100) until it returns a truthy value or `ms` pass. */
-export async function waitFor<T>(
-  what: string,
-  check: () => T,
-  ms = 30_000,
-  everyMs = 100,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+export { waitFor } from "./poll.js";
 
 /**
  * A live process that stands in for a stuck manager: on SIGTERM it runs `onTerm` (by default
