@@ -5,8 +5,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMMAND_SPECS } from "../src/cli-spec.js";
+import { DEFAULTS } from "../src/config/schema.js";
+import { PAGE_KINDS } from "../src/page/compose.js";
 import { claudeSettings } from "../src/usage/claude-settings.js";
-import { sheepdog } from "./helpers/cli.js";
+import { EFFECT_KINDS } from "../src/watchdog/effects.js";
+import { sheepdog, tempDir } from "./helpers/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DOCS = readdirSync(join(ROOT, "docs"))
@@ -197,6 +200,46 @@ describe("the docs", () => {
       }
       expect(problems, `docs/commands.md, sheepdog ${name}`).toEqual([]);
     });
+  });
+});
+
+describe("what the docs say of the code (issue 30)", () => {
+  it("the defaults docs/commands.md spells out are what init writes and what the schema fills in", () => {
+    const page = read("docs/commands.md");
+    const at = page.indexOf("## sheepdog init");
+    const block = /```json\n([\s\S]*?)\n```/.exec(page.slice(at))?.[1];
+    expect(block, "a json block in the init section").toBeDefined();
+    const documented = JSON.parse(block as string);
+    const dir = tempDir();
+    expect(sheepdog(["init", join(dir, "demo")]).code).toBe(0);
+    const written = JSON.parse(read(join(dir, "demo", "program.json")));
+    for (const key of ["watchdog", "hand_over_tokens", "usage"]) {
+      expect(documented[key], key).toEqual(written[key]);
+      expect(documented[key], key).toEqual(DEFAULTS[key as keyof typeof DEFAULTS]);
+    }
+  });
+
+  it("the defaults the rules quote are the schema's", () => {
+    const rules = read("docs/rules.md");
+    const w = DEFAULTS.watchdog;
+    expect(rules).toContain(`\`stale_after\` (${w.stale_after})`);
+    expect(rules).toContain(`\`claim_grace\` (${w.claim_grace})`);
+    expect(rules).toContain(`\`watchdog.quiet_after\` (${w.quiet_after})`);
+    expect(rules).toContain(`\`nudge_wait\` (${w.nudge_wait})`);
+    expect(rules).toContain(
+      `${w.crash_loop.starts} unplanned starts (\`crash_loop.starts\`)\n  already happened within ${w.crash_loop.within} (\`crash_loop.within\`)`,
+    );
+  });
+
+  it("docs/rules.md names every effect the code has, and docs/pages.md every kind of page", () => {
+    const rules = read("docs/rules.md");
+    const effects = rules.slice(rules.indexOf("## Effects"));
+    for (const kind of EFFECT_KINDS)
+      expect(effects, `effect ${kind}`).toMatch(new RegExp(`^\\| \`${kind}\` \\|`, "m"));
+    const pages = read("docs/pages.md");
+    const table = pages.slice(pages.indexOf("## What pages when"));
+    for (const kind of [...PAGE_KINDS, "recovered"])
+      expect(table, `page kind ${kind}`).toMatch(new RegExp(`^\\| \`${kind}\` \\|`, "m"));
   });
 });
 

@@ -91,6 +91,25 @@ export type StopEffect =
 
 export type EffectKind = Effect["kind"];
 
+/**
+ * Every kind of effect, a record so the compiler holds it to the union above (docs/rules.md
+ * lists each; test/docs.test.ts holds the page to this list).
+ */
+const KINDS: Record<EffectKind, true> = {
+  lease_lost: true,
+  record_refusal: true,
+  unpause: true,
+  pause: true,
+  note: true,
+  nudge: true,
+  keep_evidence: true,
+  stop: true,
+  break_claim: true,
+  stand_down: true,
+  start: true,
+};
+export const EFFECT_KINDS = Object.keys(KINDS) as EffectKind[];
+
 /** What an effect would do, for `--dry-run` (the same words whatever the caller). */
 export function describeEffect(e: Effect): string {
   switch (e.kind) {
