@@ -22,7 +22,7 @@ const workers =
   Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
 
 /**
- * The longest files first, longest of all first (measured: docs/testing.md "How long it takes"),
+ * The longest files first, longest of all first (measured: bench/RESULTS.md "How long the suite takes"),
  * so the 4 workers end together instead of one long file ending the run alone: most of these
  * wait on real clocks (a usage limit's reset, a timer, kill rounds, Herdr's arrival waits).
  * vitest's own order (longest first, from its cache of the last run) decides the rest; a fresh
@@ -40,6 +40,7 @@ const LONG_FIRST = [
   "tick-guards.test.ts",
   "tick-herdr.test.ts",
   "faults-kill-watchdog.test.ts",
+  "faults-kill-lock-random.test.ts",
   "faults-clock.test.ts",
   "faults-kill-manager.test.ts",
   "claude-manager.test.ts",
