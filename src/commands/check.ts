@@ -1,5 +1,6 @@
 import { openProgram } from "../config/context.js";
 import { activityWarnings, configWarnings, policyWarnings } from "../config/warnings.js";
+import { permissionCheck } from "../doctor/permission-check.js";
 import { EXIT } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
 
@@ -11,15 +12,28 @@ export async function run(argv: string[]): Promise<number> {
     ...policyWarnings(program.policy, program.policy.interval),
     ...activityWarnings(program.policy),
   ];
+  // A valid config whose manager could never claim on its own is no ready program (issue 33).
+  const permission = permissionCheck(program);
+  const errors =
+    permission && permission.status === "fail"
+      ? [{ check: permission.check, detail: permission.detail, fix: permission.fix }]
+      : [];
   if (values.json) {
-    process.stdout.write(
-      `${JSON.stringify({ ok: true, program: program.name, root: program.root, config: program.config, warnings })}\n`,
-    );
+    const doc = {
+      ok: errors.length === 0,
+      program: program.name,
+      root: program.root,
+      config: program.config,
+      warnings,
+      ...(errors.length > 0 ? { errors } : {}),
+    };
+    process.stdout.write(`${JSON.stringify(doc)}\n`);
   } else {
     process.stdout.write(
-      `${program.configPath}: ok (program ${program.name}, launcher ${program.config.manager.launcher})\n`,
+      `${program.configPath}: ${errors.length === 0 ? "ok" : "valid"} (program ${program.name}, launcher ${program.config.manager.launcher})\n`,
     );
     for (const w of warnings) process.stderr.write(`warning: ${program.configPath}: ${w}\n`);
+    for (const e of errors) process.stderr.write(`error: ${e.detail}\n  fix: ${e.fix}\n`);
   }
-  return EXIT.ok;
+  return errors.length === 0 ? EXIT.ok : EXIT.failed;
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { CONFIG_FILE, parseConfig } from "../config/load.js";
 import {
@@ -9,9 +9,10 @@ import {
   NAME_PATTERN,
 } from "../config/schema.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { SHEEPDOG_ALLOW_RULE } from "../usage/claude-permissions.js";
 import { claudeSettingsSnippet } from "../usage/claude-settings.js";
 import { parseCommandArgs } from "../util/args.js";
-import { expandHome } from "../util/fs.js";
+import { expandHome, writeFileAtomic } from "../util/fs.js";
 
 export const PROMPT_FILE = "MANAGER-PROMPT.md";
 
@@ -70,6 +71,46 @@ ${claudeSettingsSnippet(2)}
 \`\`\`
 `;
 
+/** The program's Claude Code project settings, where the manager's permission to run sheepdog goes. */
+export const PROJECT_SETTINGS = join(".claude", "settings.json");
+
+/**
+ * What `.claude/settings.json` becomes with sheepdog's allow rule (docs/launchers.md#permissions):
+ * the new text, null when the rule is there already, or why the file cannot be changed.
+ */
+export function withAllowRule(text: string | null): { text: string | null } | { why: string } {
+  if (text === null)
+    return {
+      text: `${JSON.stringify({ permissions: { allow: [SHEEPDOG_ALLOW_RULE] } }, null, 2)}\n`,
+    };
+  let settings: unknown;
+  try {
+    settings = JSON.parse(text);
+  } catch (err) {
+    return { why: `it is not valid JSON (${(err as Error).message})` };
+  }
+  if (!settings || typeof settings !== "object" || Array.isArray(settings))
+    return { why: "it is not a JSON object" };
+  const s = settings as { permissions?: unknown };
+  const perms = s.permissions ?? {};
+  if (typeof perms !== "object" || Array.isArray(perms) || perms === null)
+    return { why: "its permissions is not an object" };
+  const allow = (perms as { allow?: unknown }).allow ?? [];
+  if (!Array.isArray(allow)) return { why: "its permissions.allow is not a list" };
+  if (allow.includes(SHEEPDOG_ALLOW_RULE)) return { text: null };
+  const next = { ...s, permissions: { ...perms, allow: [...allow, SHEEPDOG_ALLOW_RULE] } };
+  return { text: `${JSON.stringify(next, null, 2)}\n` };
+}
+
+function readIfThere(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("init", argv);
   if (positionals.length !== 1) throw new UsageError("sheepdog init: expected exactly one DIR");
@@ -93,16 +134,46 @@ export async function run(argv: string[]): Promise<number> {
   }
   const text = `${JSON.stringify(initialConfig(name, launcher), null, 2)}\n`;
   parseConfig(text, configPath); // what init writes must pass check
+  // The manager runs `sheepdog claim acquire` through Claude Code's Bash tool first of all:
+  // without an allow rule every launcher leaves it to a person (see claude-permissions.ts).
+  const settingsPath = join(root, PROJECT_SETTINGS);
+  const existing = readIfThere(settingsPath);
+  const settings = withAllowRule(existing);
   mkdirSync(root, { recursive: true });
   writeFileSync(configPath, text, { flag: "wx", mode: 0o644 });
   writeFileSync(promptPath, PROMPT_PLACEHOLDER(name), { flag: "wx", mode: 0o644 });
+  const created = [configPath, promptPath];
+  const updated: string[] = [];
+  if ("text" in settings && settings.text !== null) {
+    mkdirSync(join(root, ".claude"), { recursive: true });
+    // A file that was there keeps its mode.
+    const mode = existing === null ? 0o644 : statSync(settingsPath).mode & 0o777;
+    writeFileAtomic(settingsPath, settings.text, mode);
+    (existing === null ? created : updated).push(settingsPath);
+  }
+  const unchanged =
+    "why" in settings
+      ? `${settingsPath} was left as it is: ${settings.why}; add "${SHEEPDOG_ALLOW_RULE}" to its permissions.allow yourself, or the manager's sheepdog calls wait for a person`
+      : null;
   if (values.json) {
-    const out = { program: name, root, created: [configPath, promptPath], launcher };
+    const out = {
+      program: name,
+      root,
+      created,
+      updated,
+      launcher,
+      ...(unchanged ? { warnings: [unchanged] } : {}),
+    };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return EXIT.ok;
   }
+  const allows = `(lets the manager run sheepdog unasked: ${SHEEPDOG_ALLOW_RULE})`;
+  for (const path of created)
+    process.stdout.write(`created ${path}${path === settingsPath ? ` ${allows}` : ""}\n`);
+  for (const path of updated) process.stdout.write(`updated ${path} ${allows}\n`);
+  if (unchanged) process.stderr.write(`warning: ${unchanged}\n`);
   process.stdout.write(
-    `created ${configPath}\ncreated ${promptPath}\nnext: edit both, then run: sheepdog check --program ${root}\n`,
+    `next: edit program.json and MANAGER-PROMPT.md, then run: sheepdog check --program ${root}\n`,
   );
   return EXIT.ok;
 }

@@ -8,6 +8,7 @@ import { homeDir } from "../install/target.js";
 import { stateDirOf, stateDirProblem } from "../state/dir.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
 import { leaseCheck } from "./lease-check.js";
+import { permissionCheck } from "./permission-check.js";
 import {
   activityCheck,
   cadenceCheck,
@@ -111,7 +112,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     ...toolChecks(program, covering),
     statuslineCheck(program),
     ...hookChecks(program),
-    ...[trustCheck(program)].filter((c): c is Check => c !== null),
+    ...[trustCheck(program), permissionCheck(program)].filter((c): c is Check => c !== null),
     pagesCheck(program),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),
   ];
