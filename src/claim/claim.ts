@@ -125,6 +125,8 @@ export function breakStaleClaim(
   seen: ClaimState,
   reason: string,
   now = Date.now(),
+  /** The holder was stopped by the tick breaking its claim (not found dead): said so. */
+  stopped = false,
 ): ClaimState | null {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
   faultPoint("claim.break.before-mutex");
@@ -145,7 +147,9 @@ export function breakStaleClaim(
           holder_state:
             current.liveness === "dead" && current.holder === null
               ? "unreadable"
-              : current.liveness,
+              : stopped && current.liveness === "dead"
+                ? "stopped"
+                : current.liveness,
           ...(current.holder
             ? { pid: current.holder.pid, start_time: current.holder.start_time }
             : {}),

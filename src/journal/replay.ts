@@ -85,6 +85,13 @@ export interface StartRecord {
   /** The monotonic time it was journaled at (util/mono.ts). */
   mono_ms?: number;
   boot?: string | null;
+  /**
+   * A `blocked` about this start: it waited for a person before it claimed (issue 33), and
+   * what for (the dialog's first line or the Notification's message).
+   */
+  held?: { at: string; waiting_for: string };
+  /** A `manager_stopped` of this start (it never claimed): nothing of it is left to stop. */
+  stopped?: { at: string };
 }
 
 /** A `hand_over` event. */
@@ -179,6 +186,21 @@ function startRecord(e: JournalEvent): StartRecord {
   return r;
 }
 
+/**
+ * Whether an event names this start: its `launch_began`, else its pid (and start time) or pane.
+ * Never a start journaled after the event.
+ */
+function isAbout(e: JournalEvent, s: StartRecord): boolean {
+  if (Date.parse(e.at) < Date.parse(s.launch_began ?? s.at)) return false;
+  const began = str(e.launch_began);
+  if (began !== null) return began === (s.launch_began ?? s.at);
+  const pid = num(e.pid);
+  if (pid !== null && s.pid !== undefined)
+    return pid === s.pid && (str(e.start_time) ?? s.start_time) === s.start_time;
+  const pane = str(e.pane);
+  return pane !== null && pane === s.pane;
+}
+
 /** Replays the events the watchdog's rules read: starts, claims, hand-overs, clears. */
 export function history(events: readonly JournalEvent[], keepManagers = 10): History {
   const r = new Replay(keepManagers);
@@ -269,6 +291,10 @@ class Replay {
       case "api_errors":
       case "blocked":
         h.activity_events = { ...h.activity_events, [e.type]: { at: e.at, pid: num(e.pid) } };
+        if (e.type === "blocked") this.held(e);
+        break;
+      case "manager_stopped":
+        this.stopped(e);
         break;
     }
   }
@@ -336,6 +362,21 @@ class Replay {
     h.hand_over_since_last_start = null;
     h.planned_next = null;
     if (!s.planned && !counted) this.unplanned(s.at);
+  }
+
+  /** A `blocked` about the last start, before it claimed: it waited for a person. */
+  private held(e: JournalEvent): void {
+    const s = this.h.last_start;
+    if (!s || this.h.claimed_since_last_start || !isAbout(e, s)) return;
+    const what = str(e.waiting_for) ?? str(e.reason) ?? "a person";
+    this.h.last_start = { ...s, held: { at: e.at, waiting_for: what } };
+  }
+
+  /** The last start, never claimed, was stopped (rule 13's leftover, a fence, a stand-down's). */
+  private stopped(e: JournalEvent): void {
+    const s = this.h.last_start;
+    if (!s || this.h.claimed_since_last_start || !isAbout(e, s)) return;
+    this.h.last_start = { ...s, stopped: { at: e.at } };
   }
 
   /** A usage pause (one with a window; a person's `pause` names none: its manager may work). */

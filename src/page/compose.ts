@@ -183,6 +183,20 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
   blocked: ({ e, name, arg, why }) => {
     const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
     const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+    // Held before its claim (rule 12): replaced after claim_grace, and every start alike until
+    // the cause is fixed; doctor names the permission setting when that is it.
+    if (typeof e.waiting_for === "string")
+      return {
+        title: `${name}: a starting manager waits for a person`,
+        message: lines(
+          `The manager${pid} sheepdog started for ${name} waits for a person before it has claimed: ${e.waiting_for}. It is replaced once claim_grace has passed, and every new start will wait the same way until the cause is fixed.`,
+          why && `Evidence: ${why}`,
+          screen && `The screen shows:\n${clip(screen, 1500)}`,
+          `See: sheepdog doctor --program ${arg}`,
+        ),
+        priority: 4,
+        tags: ["raising_hand"],
+      };
     return {
       title: `${name}: the manager waits for a person`,
       message: lines(

@@ -76,7 +76,11 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
       { kind: "keep_evidence", pid },
       { kind: "stop", who: "holder", pid, start_time, machine_id, start },
       { kind: "break_claim" },
-      startFor(ctx, `the previous manager (pid ${pid}) was ${what}: ${a.evidence[0] ?? a.verdict}`),
+      startFor(
+        ctx,
+        `the previous manager (pid ${pid}) was ${what}: ${a.evidence[0] ?? a.verdict}`,
+        true,
+      ),
     ],
     loop_prefix: `pid ${pid} was ${what}; stopped, and `,
     ...ages,
@@ -85,6 +89,9 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
   if (a.verdict === "wedged") return restart("restart_wedged", "wedged", "");
 
   if (a.verdict === "idle") {
+    // Its pane showed a dialog when the nudge came (act journaled `blocked`): a person must
+    // answer it; no nudge and no restart before stale_after.
+    if (spellEvent(facts, claim, "blocked")) return null;
     const nudged = spellEvent(facts, claim, "nudged");
     const pane = start !== null && start.launcher !== "command" && start.pane !== undefined;
     if (!pane)
@@ -94,7 +101,7 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
       return {
         decision: "nudge",
         rule: 9,
-        reason: `pid ${pid} ${words}; nudged once (restarted if it is still idle ${fmt(policy.nudgeWait)} after)`,
+        reason: `pid ${pid} ${words}; one nudge is due (restarted if it is still idle ${fmt(policy.nudgeWait)} after it)`,
         effects: [
           ...ctx.pre,
           {
@@ -159,6 +166,9 @@ export function quietWords(ctx: RuleContext, claim: Alive): string {
   const a = ctx.facts.activity;
   if (!a) return "";
   const nudged = a.verdict === "idle" ? spellEvent(ctx.facts, claim, "nudged") : null;
+  const held = a.verdict === "idle" ? spellEvent(ctx.facts, claim, "blocked") : null;
+  if (held)
+    return `; ${activityWords(a)}; its pane showed a dialog when it was due a nudge (paged ${fmt(ctx.now - ms(held.at))} ago): left for a person until stale_after`;
   const after = nudged
     ? `; nudged ${fmt(ctx.now - ms(nudged.at))} ago, restarted if still idle ${fmt(ctx.policy.nudgeWait)} after`
     : "";

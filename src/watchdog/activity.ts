@@ -1,6 +1,7 @@
 // The activity verdict (DESIGN §14): whether a quiet manager is working, waiting, idle, wedged,
 // retrying the API, or blocked at a prompt, from evidence gather read. Pure: no I/O, no clock.
 // Evidence only ever makes a restart sooner; a verdict never delays rule 9.
+import { waitsForPerson } from "../usage/notification-kinds.js";
 import { parseRefusal } from "../usage/refusal.js";
 import type { TailState } from "../usage/transcript-tail.js";
 import { formatDuration } from "../util/duration.js";
@@ -62,8 +63,6 @@ export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** A Stop this long before the turn's last entry is still that turn's (the hook runs first). */
 const STOP_SLACK_MS = 60_000;
-/** Notifications that mean a person must answer before it can go on. */
-const BLOCKING = new Set(["permission_prompt", "elicitation_dialog"]);
 
 const fmt = formatDuration;
 const t = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
@@ -121,7 +120,7 @@ export function activityOf(
 
   // Blocked: a prompt a person must answer came after the last thing the session wrote.
   const n = ev.notification;
-  if (n?.type && BLOCKING.has(n.type) && tail.state !== "ended" && !(t(tail.at) > t(n.at)))
+  if (n && waitsForPerson(n.type) && tail.state !== "ended" && !(t(tail.at) > t(n.at)))
     return {
       verdict: "blocked",
       since: n.at,

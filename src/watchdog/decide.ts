@@ -3,6 +3,7 @@ import { activityRule, quietWords } from "./activity-rule.js";
 import type { Effect } from "./effects.js";
 import type { Facts } from "./facts.js";
 import { heartbeatAge, ms, pauseGraceEnd, startAge } from "./gaps.js";
+import { heldStart } from "./held-start.js";
 import { startOfHolder } from "./holder-start.js";
 import { leaseRule } from "./lease-rule.js";
 import {
@@ -280,7 +281,7 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
         ...(note ? { note } : {}),
       },
       { kind: "break_claim" },
-      startFor(ctx, `the previous manager (pid ${claim.pid}) was stuck: ${stale}`),
+      startFor(ctx, `the previous manager (pid ${claim.pid}) was stuck: ${stale}`, true),
     ],
     loop_prefix: `pid ${claim.pid} was stuck: ${stale}; stopped, and `,
     ...ages,
@@ -356,7 +357,7 @@ function cutShortHandOver(ctx: RuleContext): Matched | null {
 }
 
 /** 11–13. No claim: after a hand-over, while a start is on its way, or nothing at all. */
-function noClaimRule(ctx: RuleContext): Matched {
+function noClaimRule(ctx: RuleContext): Matched | NeedsFacts {
   return handOverRule(ctx) ?? startingRule(ctx) ?? startRule(ctx);
 }
 
@@ -413,25 +414,61 @@ function handOverRule(ctx: RuleContext): Matched | null {
   };
 }
 
-/** 12. A start is on its way: wait for it to claim. */
-function startingRule(ctx: RuleContext): Matched | null {
-  const { facts, policy } = ctx;
+/** 12. A start is on its way: wait for it to claim; one held at a dialog is paged, once. */
+function startingRule(ctx: RuleContext): Matched | NeedsFacts | null {
+  const { facts, policy, now } = ctx;
   const lastStart = facts.history.last_start;
   if (!lastStart || facts.history.claimed_since_last_start) return null;
-  // A start whose process already exited will never claim: not waited for (DESIGN §6).
-  if (facts.last_start_process === "dead") return null;
+  // A start whose process already exited will never claim: not waited for (DESIGN §6); nor one
+  // sheepdog stopped.
+  if (facts.last_start_process === "dead" || lastStart.stopped) return null;
   const { age: since, credit, steppedBack } = startAge(facts, policy, lastStart);
   if (since >= policy.claimGrace) return null;
+  if (facts.unread?.includes("start_held")) return needs("start_held");
   const unit = lastStart.unit ? ` in ${lastStart.unit}` : "";
   const who = lastStart.intent
     ? " (its launch was not journaled: the tick that began it ended mid-launch)"
     : lastStart.pid !== undefined
       ? ` (pid ${lastStart.pid}${unit})`
       : "";
+  const grace = `(grace ${fmt(policy.claimGrace)})${gapNote(credit)}${stepNote(steppedBack)}`;
+  const waiting = `a manager started ${fmt(since)} ago${who} has not claimed yet`;
+  const held = heldStart(facts.start_held, now);
+  if (held && !lastStart.held) {
+    const reason = `${waiting}: it waits for a person (${held.evidence.join("; ")}); paged once, and replaced when claim_grace ${fmt(policy.claimGrace)} has passed`;
+    return {
+      decision: "blocked",
+      rule: 12,
+      reason,
+      effects: [
+        ...ctx.pre,
+        {
+          kind: "note",
+          type: "blocked",
+          pid: lastStart.pid ?? null,
+          reason,
+          activity: {
+            verdict: "blocked",
+            evidence: held.evidence,
+            ...(held.since ? { since: held.since } : {}),
+          },
+          start: lastStart,
+          waiting_for: held.waiting_for,
+          ...(facts.start_held?.screen ? { screen: facts.start_held.screen } : {}),
+          ...(facts.start_held?.notification
+            ? { notification: facts.start_held.notification }
+            : {}),
+        },
+      ],
+    };
+  }
+  const paged = lastStart.held
+    ? `: it waits for a person (${lastStart.held.waiting_for}; paged ${fmt(Math.max(0, now - ms(lastStart.held.at)))} ago)`
+    : "";
   return {
     decision: "starting",
     rule: 12,
-    reason: `a manager started ${fmt(since)} ago${who} has not claimed yet (grace ${fmt(policy.claimGrace)})${gapNote(credit)}${stepNote(steppedBack)}`,
+    reason: `${waiting}${paged} ${grace}`,
     effects: [...ctx.pre],
   };
 }
@@ -447,6 +484,8 @@ function startRule(ctx: RuleContext): Matched {
   if (failed)
     why = `the last start (${fmt(now - ms(failed.at))} ago, ${failed.launcher}) failed: ${failed.reason}`;
   else if (lastStart === null) why = "the program's first start";
+  else if (unclaimed && lastStart.stopped)
+    why = `the manager started ${fmt(now - ms(lastStart.at))} ago${lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : ""} never claimed and was stopped ${fmt(Math.max(0, now - ms(lastStart.stopped.at)))} ago`;
   else if (exited)
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago (pid ${lastStart.pid}) exited before it claimed`;
   else if (unclaimed && lastStart.intent)
@@ -455,8 +494,11 @@ function startRule(ctx: RuleContext): Matched {
     const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago${who} never claimed (grace ${fmt(policy.claimGrace)})`;
   } else why = "no manager holds the claim";
+  // What the last start waited for, where a dialog or a hook said: the crash-loop page quotes it.
+  if (unclaimed && lastStart?.held)
+    why += `; it waited for a person: ${lastStart.held.waiting_for}`;
   const leftover: Effect[] =
-    unclaimed && lastStart && !lastStart.cut_short
+    unclaimed && lastStart && !lastStart.cut_short && !lastStart.stopped
       ? [{ kind: "stop", who: "leftover", start: lastStart }]
       : [];
   return {

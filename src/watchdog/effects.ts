@@ -27,12 +27,19 @@ export type Effect =
   | {
       kind: "note";
       type: "api_errors" | "blocked" | "restart_idle" | "restart_wedged";
-      pid: number;
+      /** The holder's pid; for a start held before its claim, its pid when it recorded one. */
+      pid: number | null;
       reason: string;
       /** `since`: when the spell began (the turn's end, the call's start), journaled as `since`. */
       activity: { verdict: string; evidence: string[]; since?: string };
       /** `blocked`: the holder's start, whose pane's screen goes into the page. */
       start?: StartRecord | null;
+      /** `blocked` before a claim (rule 12): what it waits for, in a few words. */
+      waiting_for?: string;
+      /** The screen gather read (act reads it again where it can). */
+      screen?: string;
+      /** The Notification that said it waits. */
+      notification?: { at: string; type: string | null; message: string | null };
     }
   /**
    * This host no longer holds the program's lease (DESIGN §15): journaled `lease_lost` and

@@ -3,6 +3,7 @@ import type { MergeLockState } from "../merge-lock/lock.js";
 import type { PageStatus } from "../page/status.js";
 import type { MonoStamp } from "../util/mono.js";
 import type { Activity } from "./activity.js";
+import type { HeldStartFacts } from "./held-start.js";
 
 /**
  * Everything one tick saw about one program (DESIGN §1: gather's output, decide's input).
@@ -74,14 +75,22 @@ export interface Facts {
    * the verdict and its evidence in words.
    */
   activity?: Activity & { transcript: string | null };
+  /**
+   * Rule 12: what the last start, not yet claimed, shows (its screen's dialog, its session's
+   * Notification), read only when decide asks for it (issue 33).
+   */
+  start_held?: HeldStartFacts;
   /** The program's lease on its git remote (DESIGN §15); absent for a single-host program. */
   lease?: LeaseFacts;
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }
 
-/** The facts read on request: the transcript (a refusal), the merge lock ref, the activity. */
-export type FactName = "seat_refusal" | "merge_lock" | "activity";
+/**
+ * The facts read on request: the transcript (a refusal), the merge lock ref, the activity, a
+ * pending start's screen and Notification.
+ */
+export type FactName = "seat_refusal" | "merge_lock" | "activity" | "start_held";
 
 /** A span in which the watchdog did not run for more than two intervals (ISO times). */
 export interface Gap {

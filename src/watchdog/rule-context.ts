@@ -113,11 +113,17 @@ export function ruleContext(facts: Facts, policy: DecidePolicy): RuleContext {
   };
 }
 
-/** A start effect; the first start after a pause names the pause's end. */
-export function startFor(ctx: RuleContext, why: string): Effect {
+/**
+ * A start effect; the first start after a pause names the pause's end. A start that replaces a
+ * live holder this tick stopped (rule 9 and its sooner forms) is unplanned, whatever came
+ * before it: an earlier `unpaused`, `cleared` or `reopened` planned the start after it, not
+ * the restart of a manager that has run since (issue 33). Only the pause that ends in this very
+ * tick plans it (its manager was told to stop for the pause).
+ */
+export function startFor(ctx: RuleContext, why: string, replacesLive = false): Effect {
   return {
     kind: "start",
     reason: ctx.unpause ? `${ctx.unpause}; ${why}` : why,
-    planned: ctx.plannedWhy !== null,
+    planned: replacesLive ? ctx.unpause !== null : ctx.plannedWhy !== null,
   };
 }
