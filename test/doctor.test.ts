@@ -274,6 +274,42 @@ describe("doctor", () => {
     }
   });
 
+  it("the human report shows that snippet once, and names the check it is under", () => {
+    healthy();
+    writeFileSync(join(seat, "settings.json"), "{}");
+    const { human } = doctor();
+    expect(human.stdout.split('"statusLine"').length - 1).toBe(1);
+    expect(human.stdout.match(/fix: the same as for statusline above/g)).toHaveLength(3);
+  });
+
+  it("a tmux manager running claude: fails when its settings leave sheepdog to a person, with the fix (issue 33)", () => {
+    healthy({
+      manager: { launcher: "tmux", tmux: { session: "demo", command: ["claude", "{prompt}"] } },
+    });
+    const check = () => doctor().report.checks.find((c) => c.check === "claude-permissions");
+    const fix = `add "Bash(sheepdog:*)" to permissions.allow in ${join(p.root, ".claude", "settings.json")}`;
+    // No rule anywhere: auto mode asks a person.
+    expect(check()).toMatchObject({ status: "fail", fix: expect.stringContaining(fix) });
+    expect(check()?.detail).toMatch(
+      /sheepdog claim acquire` would not run without a person: auto mode asks/,
+    );
+    expect(doctor().code).toBe(1);
+    // A rule for the whole tool in the seat: auto mode sets it aside.
+    withSettings((x) => ({ ...x, permissions: { allow: ["Bash"] } }));
+    expect(check()?.detail).toMatch(/auto mode sets aside Bash/);
+    // What init writes: ok, and it says which file allows it.
+    mkdirSync(join(p.root, ".claude"));
+    writeFileSync(
+      join(p.root, ".claude", "settings.json"),
+      JSON.stringify({ permissions: { allow: ["Bash(sheepdog:*)"] } }),
+    );
+    expect(check()).toMatchObject({ status: "ok", fix: null });
+    expect(check()?.detail).toContain(join(p.root, ".claude", "settings.json"));
+    // A command launcher running something else: no check.
+    healthy();
+    expect(doctor().report.checks.some((c) => c.check === "claude-permissions")).toBe(false);
+  });
+
   it("a token only in an env var fails: the timer's environment does not carry it", () => {
     healthy({ page: { ntfy: { topic: "demo-pages", token_env: "SHEEPDOG_TEST_TOKEN" } } });
     const { code, report } = doctor();

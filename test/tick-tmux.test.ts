@@ -219,11 +219,18 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
         start_time: a.start_time,
         pane: a.pane,
         window: a.window,
-        evidence: null,
+        who: "leftover",
+        evidence: expect.stringContaining(join(p.stateDir, "evidence")),
         outcome: "term",
         decision: "start",
       }),
     ]);
+    // Its screen was kept before its pane was closed (issue 33): what it showed, and why.
+    const kept = String(ofType(p.stateDir, "manager_stopped")[0]?.evidence);
+    expect(readFileSync(join(kept, "screen.txt"), "utf8")).toContain(
+      `fake-manager ${a.pid}: started`,
+    );
+    expect(readFileSync(join(kept, "README.txt"), "utf8")).toMatch(/never claimed/);
     const types = events(p.stateDir).map((e) => e.type);
     expect(types.lastIndexOf("manager_stopped")).toBeLessThan(types.lastIndexOf("manager_started"));
     const b = lastStart(p.stateDir);

@@ -11,9 +11,16 @@ export function humanReport(checks: Check[]): string {
   const w1 = Math.max(...checks.map((c) => who(c).length));
   const w2 = Math.max(...checks.map((c) => c.check.length));
   const lines: string[] = [];
+  // A fix shown once (the seat's settings snippet answers four checks) is not printed again.
+  const shown = new Map<string, string>();
   for (const c of checks) {
     lines.push(`${c.status.padEnd(4)}  ${who(c).padEnd(w1)}  ${c.check.padEnd(w2)}  ${c.detail}`);
-    if (c.fix) lines.push(`${" ".repeat(4 + 2 + w1 + 2 + w2 + 2)}fix: ${c.fix}`);
+    if (!c.fix) continue;
+    const first = shown.get(c.fix);
+    lines.push(
+      `${" ".repeat(4 + 2 + w1 + 2 + w2 + 2)}fix: ${first ? `the same as for ${first} above` : c.fix}`,
+    );
+    if (!first) shown.set(c.fix, c.check);
   }
   const failed = checks.filter((c) => c.status === "fail").length;
   const warned = checks.filter((c) => c.status === "warn").length;
