@@ -41,6 +41,11 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** A screen cut to its last `max` characters: a dialog's question and options are at its end. */
+function screenEnd(screen: string, max: number): string {
+  return screen.length > max ? `…${screen.slice(screen.length - max + 1)}` : screen;
+}
+
 /**
  * A `manager_stopped` is paged only when the watchdog stopped a stuck manager (rule 9,
  * `decision: "restart_stuck"`) as an incident: a planned stop (a manager left running past a
@@ -191,7 +196,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
         message: lines(
           `The manager${pid} sheepdog started for ${name} waits for a person before it has claimed: ${e.waiting_for}. It is replaced once claim_grace has passed, and every new start will wait the same way until the cause is fixed.`,
           why && `Evidence: ${why}`,
-          screen && `The screen shows:\n${clip(screen, 1500)}`,
+          screen && `The screen shows:\n${screenEnd(screen, 1500)}`,
           `See: sheepdog doctor --program ${arg}`,
         ),
         priority: 4,
@@ -202,7 +207,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       message: lines(
         `The manager${pid} of ${name} is held at a prompt only a person can answer. sheepdog does not restart it before stale_after.`,
         why && `Evidence: ${why}`,
-        screen && `The screen shows:\n${clip(screen, 1500)}`,
+        screen && `The screen shows:\n${screenEnd(screen, 1500)}`,
         `See: sheepdog status --program ${arg}`,
       ),
       priority: 4,
@@ -256,7 +261,7 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       message: lines(
         `sheepdog could not start a manager of ${name}; it tries again on the next tick, and stands down after repeated failures.`,
         why && `Reason: ${why}`,
-        screen && `The screen showed:\n${clip(screen, 1500)}`,
+        screen && `The screen showed:\n${screenEnd(screen, 1500)}`,
         `See: sheepdog journal --program ${arg}`,
       ),
       priority: 4,
