@@ -104,7 +104,7 @@ describe("a start held at a dialog before its claim", () => {
     );
     const page = ntfy.received.find((m) => m.title === "demo stood down");
     expect(page?.message).toContain(`it waited for a person: ${HEADLINE}`);
-    expect(ntfy.received.filter((m) => /waits for a person/.test(m.title))).toHaveLength(1);
+    expect(ntfy.received.filter((m) => /waits for a person/.test(m.title ?? ""))).toHaveLength(1);
     // The leftover was stopped with its evidence on the way down.
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(2);
     expect(isAlive(b.pid, b.start_time)).toBe(false);
