@@ -321,16 +321,21 @@ export const COMMAND_SPECS = {
     options: { program, all, json },
   },
   journal: {
-    usage: ["journal [--since 1h] [--json]"],
+    usage: ["journal [--program P | --all] [--since 1h] [--json] [--wide]"],
     about: "the program's journal: one line per event",
     options: {
       program,
+      all: {
+        type: "boolean",
+        help: "every program under $SHEEPDOG_HOME, their events in one list in time order, each line naming its program",
+      },
       since: {
         type: "string",
         arg: "WHEN",
-        help: "only events since WHEN: a duration back from now (1h, the default) or an ISO-8601 time",
+        help: "only events since WHEN: a duration back from now (12h) or an ISO-8601 time (default: every event kept)",
       },
       json,
+      wide,
     },
   },
   report: {

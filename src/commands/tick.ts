@@ -155,6 +155,11 @@ export async function run(argv: string[]): Promise<number> {
     try {
       // a program.json that breaks mid-run is judged on its last valid copy (DESIGN §16)
       const program = openProgramAt(root, { create: !dryRun, lastValid: true });
+      const invalid = program.configInvalid;
+      if (invalid && !values.json)
+        process.stderr.write(
+          `sheepdog tick: ${program.name}: ${invalid.file} is invalid (${invalid.error}); judged with the last valid config (${program.configPath})\n`,
+        );
       if (every !== undefined) {
         program.policy.cadence = every;
         warnLeaseCadence(program, every);

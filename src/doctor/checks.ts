@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { LAST_VALID, lastValidText } from "../config/last-valid.js";
-import { loadProgram, type Program } from "../config/load.js";
+import { loadProgram, type Program, programOf } from "../config/load.js";
 import { allProgramRoots, resolveProgramRoot, sheepdogHome } from "../config/resolve.js";
 import { type Installed, installedLaunchd, installedSystemd } from "../install/installed.js";
 import { homeDir } from "../install/target.js";
@@ -78,31 +78,42 @@ function stateCheck(label: string, root: string): Check {
 /** The installed timers/agents whose tick covers this program root. */
 export function programChecks(root: string, installed: Installed[]): Check[] {
   let program: Program;
+  let invalid: Check | null = null;
   try {
     program = loadProgram(root);
   } catch (err) {
-    const kept = lastValidText(stateDirOf(root)) !== null;
-    return [
-      bad(
-        root,
-        "config",
-        "fail",
-        `${(err as Error).message.split("\n").join("; ")}${kept ? `; the watchdog goes on with the last valid copy (${join(stateDirOf(root), LAST_VALID)}) until it is fixed` : ""}`,
-        `edit ${join(root, "program.json")}, then: sheepdog check --program ${root}`,
-      ),
-      stateCheck(root, root),
-    ];
+    // Broken now: the watchdog goes on with the last valid copy (DESIGN §16), and so does every
+    // other check here, against that copy; with none, there is nothing more to check.
+    const keptPath = join(stateDirOf(root), LAST_VALID);
+    const kept = lastValidText(stateDirOf(root));
+    let last: Program | null = null;
+    try {
+      // Its fixes name program.json, the file a person edits.
+      last = kept === null ? null : programOf(root, kept);
+    } catch {
+      // the copy no longer loads either (an older version's schema)
+    }
+    invalid = bad(
+      last?.name ?? root,
+      "config",
+      "fail",
+      `${(err as Error).message.split("\n").join("; ")}${last ? `; the watchdog goes on with the last valid copy (${keptPath}) until it is fixed, and the checks below are of that copy` : ""}`,
+      `edit ${join(root, "program.json")}, then: sheepdog check --program ${root}`,
+    );
+    if (!last) return [invalid, stateCheck(root, root)];
+    program = last;
   }
   // only the scheduler this platform runs counts; the other's files are inert here
   const all = coveringUnits(root, installed, homeDir());
   const covering = all.filter((i) => i.scheduler === nativeScheduler());
   const inert = all.filter((i) => i.scheduler !== nativeScheduler());
   return [
-    ok(
-      program.name,
-      "config",
-      `${program.configPath}: valid (launcher ${program.config.manager.launcher})`,
-    ),
+    invalid ??
+      ok(
+        program.name,
+        "config",
+        `${program.configPath}: valid (launcher ${program.config.manager.launcher})`,
+      ),
     stateCheck(program.name, root),
     timerCheck(program, covering, inert),
     cadenceCheck(program, covering),

@@ -307,7 +307,10 @@ function windowLine(t: Timeline): string {
 export function programSection(t: Timeline, heading: "h1" | "h2"): string {
   const n = nightNumbers(t);
   const now = standing(t, stamp);
-  const head = `<${heading}>${esc(t.program)}</${heading}><p class="window">${esc(t.root)} · ${esc(windowLine(t))}</p>`;
+  const invalid = t.config_invalid
+    ? `<p class="now bad config-invalid">${esc(t.config_invalid.file)} is invalid now: ${esc(t.config_invalid.error)} (the watchdog goes on with the last valid config)</p>`
+    : "";
+  const head = `<${heading}>${esc(t.program)}</${heading}><p class="window">${esc(t.root)} · ${esc(windowLine(t))}</p>${invalid}`;
   if (t.empty) {
     const last = t.last_event_at
       ? `The journal's last event was at ${stamp(t.last_event_at)}.`

@@ -128,6 +128,8 @@ export interface Timeline {
   saves: number;
   /** Whether the program has pages set up (page.ntfy): an empty pages row then means none. */
   pages_configured: boolean;
+  /** program.json does not load now (DESIGN §16): the report read the last valid one. */
+  config_invalid: { file: string; error: string } | null;
 }
 
 export interface TimelineInput {
@@ -138,6 +140,7 @@ export interface TimelineInput {
   from: number;
   to: number;
   pages_configured?: boolean;
+  config_invalid?: { file: string; error: string } | null;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
@@ -212,6 +215,7 @@ export function buildTimeline(input: TimelineInput): Timeline {
     markers,
     saves: events.filter((e) => e.type === "saved" && inWindow(e.at)).length,
     pages_configured: input.pages_configured === true,
+    config_invalid: input.config_invalid ?? null,
   };
 }
 
