@@ -181,11 +181,13 @@ function seatRule(ctx: RuleContext): Matched | null {
   const evidence = r
     ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}`
     : "";
-  const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence}) until ${until}`;
+  // The seat's reason names each window's reset already ("… at 100% until 14:00Z"): once is enough.
+  const untilText = /\buntil\b/.test(facts.seat.reason) ? "" : ` until ${until}`;
+  const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence})${untilText}`;
   return {
     decision: "pause",
     rule: 5,
-    reason: `${reason}; nothing starts until then`,
+    reason: `${reason}; nothing starts before then`,
     effects: [...ctx.pre, { kind: "pause", until, reason, window: facts.seat.window }],
   };
 }

@@ -270,3 +270,19 @@ describe("nudge safety: an idle manager whose pane showed a dialog is left for a
     expect(d.reason).not.toMatch(/nudged once/);
   });
 });
+
+describe("a usage pause's reason says until once", () => {
+  it("the seat's reason names the reset: not again after it", () => {
+    const d = judge([], {
+      seat: {
+        seat: "/s",
+        limited: true,
+        until: ago(-90),
+        reason: `five_hour window at 100% until ${ago(-90)}`,
+        window: "five_hour",
+      },
+    });
+    const pause = d.effects.find((e) => e.kind === "pause") as { reason: string };
+    expect(pause.reason.match(/until/g)).toHaveLength(1);
+  });
+});
