@@ -384,6 +384,32 @@ describe("doctor", () => {
     expect(doctor().report.checks.find((c) => c.check === "timer")?.status).toBe("ok");
   });
 
+  it("a tmux program: the unit carries this shell's SHEEPDOG_TMUX_SOCKET, and doctor warns when the shell's differs (issue 33)", () => {
+    healthy({ manager: { launcher: "tmux", tmux: { session: "demo", command: ["true"] } } });
+    const unit = join(home, ".config", "systemd", "user", "sheepdog-demo.service");
+    const tmux = () => doctor().report.checks.find((c) => c.check === "tmux");
+    // Installed with none, none here: the same (tmux's default) server.
+    expect(readFileSync(unit, "utf8")).not.toContain("SHEEPDOG_TMUX_SOCKET");
+    expect(tmux()).toMatchObject({ status: "ok" });
+    // This shell talks to a server of its own now: the timer's managers are elsewhere.
+    env = { ...env, SHEEPDOG_TMUX_SOCKET: "loops" };
+    expect(tmux()).toMatchObject({ status: "warn" });
+    expect(tmux()?.detail).toMatch(
+      /runs with SHEEPDOG_TMUX_SOCKET=unset, but this shell has loops/,
+    );
+    expect(tmux()?.fix).toContain(`sheepdog install systemd --program ${p.root}`);
+    // Reinstalled from here: the unit carries it, and they agree.
+    expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
+    expect(readFileSync(unit, "utf8")).toMatch(/SHEEPDOG_TMUX_SOCKET=loops/);
+    expect(tmux()).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining("tmux -L loops"),
+    });
+    // A command program has no such check.
+    healthy();
+    expect(doctor().report.checks.some((c) => c.check === "tmux")).toBe(false);
+  });
+
   it("the cadence check (DESIGN §6): a timer slower than the interval warns, and so does a stale_after under two cadences", () => {
     healthy();
     const cadence = () => doctor().report.checks.find((c) => c.check === "cadence");

@@ -15,6 +15,7 @@ import {
   coveringUnits,
   lastTickCheck,
   timerCheck,
+  tmuxCheck,
 } from "./schedule-checks.js";
 import { hookChecks, pagesCheck, statuslineCheck, toolChecks } from "./tool-checks.js";
 import { trustCheck } from "./trust.js";
@@ -116,6 +117,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
       ),
     stateCheck(program.name, root),
     timerCheck(program, covering, inert),
+    ...[tmuxCheck(program, covering)].filter((c): c is Check => c !== null),
     cadenceCheck(program, covering),
     activityCheck(program),
     lastTickCheck(program, covering),

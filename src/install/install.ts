@@ -31,7 +31,9 @@ import {
   sheepdogHomeEnv,
   sheepdogStateDirEnv,
   type Target,
+  type TmuxVar,
   tickArgs,
+  tmuxEnvOf,
   unitPath,
 } from "./target.js";
 
@@ -100,7 +102,13 @@ interface PlanInput {
   every: string;
   title: string;
   /** The files every unit runs and the environment it passes on. */
-  runs: { node: string; cli: string; sheepdogHome?: string; stateDir?: string };
+  runs: {
+    node: string;
+    cli: string;
+    sheepdogHome?: string;
+    stateDir?: string;
+    tmux?: Partial<Record<TmuxVar, string>>;
+  };
   /** An earlier install for the same target under another name (the program was renamed). */
   stale: (name: string) => ReturnType<typeof installedOf>;
 }
@@ -128,6 +136,7 @@ export function installPlan(
       cli: cliPath(),
       ...(sheepdogHome ? { sheepdogHome } : {}),
       ...(stateDir ? { stateDir } : {}),
+      tmux: tmuxEnvOf(env),
     },
     stale: (name) =>
       installedOf(scheduler, home, env).filter(
