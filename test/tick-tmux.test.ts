@@ -44,6 +44,8 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
     expect(a.pane).toMatch(/^%\d+$/);
     expect(a.window).toMatch(/^demo:@\d+$/);
     expect(panes(s)).toContain(a.pane);
+    // The session sheepdog made holds the manager's window alone: no stray `0: bash` beside it.
+    expect(windows(s).filter((w) => w.startsWith("demo:"))).toEqual([a.window]);
     await waitForClaimBy(p.stateDir, a.pid);
     // It saves twice, then hangs: alive, saving no more. (SIGSTOP cannot make a pane's process
     // stuck: tmux sends SIGCONT to a stopped pane process, and the kernel discards SIGTTIN and

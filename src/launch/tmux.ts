@@ -73,20 +73,33 @@ export function commandOf(req: LaunchRequest): string[] {
  * Makes the session if absent. tmux is run without the page token in its environment (a
  * server it starts keeps that environment for every pane), and the session is told to remove
  * the token variable from every process it starts, for a server that was started elsewhere
- * with it set.
+ * with it set. A session it makes has a first window of its own (a shell): its id is returned,
+ * so the start can close it once the manager's window is there (issue 33: no stray `0: bash`).
  */
 async function ensureSession(
   program: ProgramContext,
   session: string,
-): Promise<string | undefined> {
+): Promise<{ unit?: string; firstWindow?: string }> {
   let unit: string | undefined;
+  let firstWindow: string | undefined;
   const env = launchEnv(program);
   const has = await tmux(["has-session", "-t", `=${session}`], env);
   if (has.spawnError || has.timedOut) throw failure("has-session", has);
   if (has.code !== 0) {
     // A server this starts outlives the tick: under systemd, in a scope of its own.
     const scope = await transientScope(program.name, "tmux", env);
-    const args = [...socketArgs(), "new-session", "-d", "-s", session, "-c", program.root];
+    const args = [
+      ...socketArgs(),
+      "new-session",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "-s",
+      session,
+      "-c",
+      program.root,
+    ];
     const made = scope
       ? await runTool(scope.prefix[0] as string, [...scope.prefix.slice(1), "tmux", ...args], {
           timeoutMs: TMUX_TIMEOUT_MS,
@@ -97,13 +110,17 @@ async function ensureSession(
       // Another start may have made it meanwhile: that is as good.
       const again = await tmux(["has-session", "-t", `=${session}`], env);
       if (again.code !== 0) throw failure(`new-session -s ${session}`, made);
-    } else unit = scope?.unit;
+    } else {
+      unit = scope?.unit;
+      const id = /@\d+/.exec(made.stdout)?.[0];
+      if (id) firstWindow = id;
+    }
   }
   for (const name of secretVars(program)) {
     const r = await tmux(["set-environment", "-t", `=${session}`, "-r", name], env);
     if (r.code !== 0) throw failure(`set-environment -t ${session} -r ${name}`, r);
   }
-  return unit;
+  return { ...(unit ? { unit } : {}), ...(firstWindow ? { firstWindow } : {}) };
 }
 
 async function start(req: LaunchRequest): Promise<Launched> {
@@ -111,7 +128,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
   const session = sessionOf(program);
   const argv = commandOf(req);
   const sinceMs = req.launchBegan;
-  const unit = await ensureSession(program, session);
+  const { unit, firstWindow } = await ensureSession(program, session);
   const env = managerEnv(program);
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   // tmux gives a new window the PATH of the client that asked for it, whatever `-e` says.
@@ -135,6 +152,8 @@ async function start(req: LaunchRequest): Promise<Launched> {
     clientEnv,
   );
   if (r.code !== 0) throw failure(`new-window in session ${session}`, r);
+  // The session's first window, made with it, has done its part: the manager's window holds it.
+  if (firstWindow) await tmux(["kill-window", "-t", firstWindow]).catch(() => {});
   const m = /^(%\d+) (@\d+) (\d+)\s*$/.exec(r.stdout);
   if (!m)
     throw new RuntimeFailure(
