@@ -4,7 +4,9 @@
 // (`npm install -g --prefix DIR git+…`: that install goes to DIR, not into the clone), so the
 // clone may have none of them: then they are installed here, into the clone, first.
 import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 
 const require = createRequire(import.meta.url);
 const found = (() => {
@@ -43,3 +45,26 @@ if (!found) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 await import("./build.mjs");
+unlinkGlobalSelfLink();
+
+/**
+ * That nested global install also linked the clone itself in as the global package (`<prefix>/
+ * lib/node_modules/sheepdog` → the clone, a temp folder npm removes once packed): the real
+ * install then found it in place and put nothing there (npm 11.19). The link becomes the empty
+ * folder the real install unpacks the package into.
+ */
+function unlinkGlobalSelfLink() {
+  if (process.env.npm_config_global !== "true" || !process.env.npm_config_prefix) return;
+  const name = JSON.parse(readFileSync("package.json", "utf8")).name;
+  for (const lib of ["lib/node_modules", "node_modules"]) {
+    const link = join(process.env.npm_config_prefix, lib, name);
+    try {
+      if (lstatSync(link).isSymbolicLink() && realpathSync(link) === realpathSync(process.cwd())) {
+        unlinkSync(link);
+        mkdirSync(link); // where the real install unpacks the package
+      }
+    } catch {
+      // not there
+    }
+  }
+}

@@ -362,10 +362,14 @@ export const COMMAND_SPECS = {
     },
   },
   demo: {
-    usage: ["demo [--quiet]"],
+    usage: ["demo [--quiet] [--keep]"],
     about: "a real watchdog supervising a toy manager in a throw-away program, time compressed",
     options: {
       quiet: { type: "boolean", help: "no narration: only errors, and the exit code" },
+      keep: {
+        type: "boolean",
+        help: "keep the throw-away program's folder (its journal, the report) instead of removing it",
+      },
     },
   },
   version: {
