@@ -283,7 +283,7 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
         ...(note ? { note } : {}),
       },
       { kind: "break_claim" },
-      startFor(ctx, `the previous manager (pid ${claim.pid}) was stuck: ${stale}`, true),
+      startFor(ctx, `the previous manager (pid ${claim.pid}) was stuck: ${stale}`),
     ],
     loop_prefix: `pid ${claim.pid} was stuck: ${stale}; stopped, and `,
     ...ages,

@@ -115,10 +115,11 @@ export function ruleContext(facts: Facts, policy: DecidePolicy): RuleContext {
 
 /**
  * A start effect; the first start after a pause names the pause's end. A start that replaces a
- * live holder this tick stopped (rule 9 and its sooner forms) is unplanned, whatever came
- * before it: an earlier `unpaused`, `cleared` or `reopened` planned the start after it, not
- * the restart of a manager that has run since (issue 33). Only the pause that ends in this very
- * tick plans it (its manager was told to stop for the pause).
+ * live holder the activity rules stopped (rules 9a, 9b: idle, wedged) is unplanned, whatever
+ * came before it: an earlier `unpaused`, `cleared` or `reopened` planned the start after it,
+ * not the restart of a manager that worked since (issue 33). Only a pause that ends in this
+ * very tick plans it. (Rule 9's stuck manager after a pause keeps the pause's planned start: it
+ * never went on after the limit.)
  */
 export function startFor(ctx: RuleContext, why: string, replacesLive = false): Effect {
   return {

@@ -186,7 +186,7 @@ describe("a start sheepdog stopped before it claimed", () => {
   });
 });
 
-describe("a restart of a live holder after an earlier `unpaused` is unplanned", () => {
+describe("an idle or wedged restart of a live holder after an earlier `unpaused` is unplanned", () => {
   const base = [
     tmuxStart(120, true, 42),
     ev(119, "claimed", { pid: 42, start_time: ST }),
@@ -218,10 +218,10 @@ describe("a restart of a live holder after an earlier `unpaused` is unplanned", 
     expect(d.decision).toBe("restart_idle");
     expect(startOf(d).planned).toBe(false);
   });
-  it("restart_stuck (rule 9)", () => {
+  it("but restart_stuck (rule 9) after the pause keeps the pause's planned start: it never went on", () => {
     const d = judge(base, facts());
     expect(d.decision).toBe("restart_stuck");
-    expect(startOf(d).planned).toBe(false);
+    expect(startOf(d).planned).toBe(true);
   });
   it("but the start after the pause's own end, with no manager, is still planned", () => {
     const d = judge([...base.slice(0, 2), ev(99, "claim_broken"), ...base.slice(2, 4)], {});
