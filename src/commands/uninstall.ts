@@ -65,7 +65,8 @@ export async function run(argv: string[]): Promise<number> {
     extra: {
       target,
       found: [...timer.found.map((f) => f.name), ...plan.watchers],
-      unsupervised,
+      // Only when there are any: the document's keys stay as they were otherwise.
+      ...(unsupervised.length > 0 ? { unsupervised } : {}),
     },
   });
   if (!values.json)
