@@ -3,6 +3,7 @@ import { openProgramAt, selectRoots } from "../config/context.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
 import { readAllEvents } from "../journal/journal.js";
 import { reportHtml } from "../report/html.js";
+import { incidentSpans } from "../report/incidents.js";
 import { nightNumbers, verdict } from "../report/numbers.js";
 import { buildTimeline, type Timeline } from "../report/timeline.js";
 import { ensureHostDir } from "../usage/host-state.js";
@@ -47,8 +48,8 @@ function load(values: { program?: string; all?: boolean }, from: number, to: num
         process.stderr.write(
           `sheepdog report: ${invalid.file} is invalid (${invalid.error}); the report reads the journal, and the last valid config for the rest\n`,
         );
-      timelines.push(
-        buildTimeline({
+      timelines.push({
+        ...buildTimeline({
           program: program.name,
           root,
           events,
@@ -57,7 +58,8 @@ function load(values: { program?: string; all?: boolean }, from: number, to: num
           pages_configured,
           config_invalid: invalid,
         }),
-      );
+        incidents: incidentSpans(events, from, to),
+      });
     } catch (err) {
       if (roots.length === 1 || !(err instanceof SheepdogError)) throw err;
       // --all: one broken program must not hide the others' night.

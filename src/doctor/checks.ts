@@ -7,6 +7,7 @@ import { type Installed, installedLaunchd, installedSystemd } from "../install/i
 import { homeDir } from "../install/target.js";
 import { stateDirOf, stateDirProblem } from "../state/dir.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
+import { claudeChecks } from "./claude-checks.js";
 import { leaseCheck } from "./lease-check.js";
 import { permissionCheck } from "./permission-check.js";
 import {
@@ -125,6 +126,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     ...toolChecks(program, covering),
     statuslineCheck(program),
     ...hookChecks(program),
+    ...claudeChecks(program, covering),
     ...[trustCheck(program), permissionCheck(program)].filter((c): c is Check => c !== null),
     pagesCheck(program),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),

@@ -2,6 +2,7 @@ import { formatDuration } from "../util/duration.js";
 import { stamp, zoneDescription } from "../util/local-time.js";
 import { escapeHtml as esc } from "./escape.js";
 import { spellWords } from "./idle.js";
+import { INCIDENT_CSS, incidentRows } from "./incidents.js";
 import { type NightNumbers, nightNumbers, spanText, standing, verdict } from "./numbers.js";
 import { timelineSvg } from "./svg.js";
 import {
@@ -218,6 +219,7 @@ function eventsTable(t: Timeline): string {
         cls: `idle-row ${s.outcome}`,
       })),
     ),
+    ...incidentRows(t.incidents ?? []),
     ...t.markers.map((m) => ({
       at: m.at,
       what:
@@ -347,7 +349,7 @@ export function reportHtml(
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} (${esc(stamp(generatedAt))})</title>
-<style>${CSS}${endingCss()}</style></head>
+<style>${CSS}${INCIDENT_CSS}${endingCss()}</style></head>
 <body>
 ${top}${sections}
 <footer>Written by <code>sheepdog report</code> at ${esc(stamp(generatedAt))} from ${esc(sources)}. Hover a bar, span or marker for its details.</footer>

@@ -8,6 +8,7 @@ import {
   onIdleEvent,
   onWake,
 } from "./idle.js";
+import type { IncidentSpan } from "./incidents.js";
 
 // The picture of a night (DESIGN §13) as data: journal events in, bars, spans and markers out.
 // Pure: no clock, no files. `report --json` prints exactly this; the HTML is drawn from it.
@@ -130,6 +131,8 @@ export interface Timeline {
   pages_configured: boolean;
   /** program.json does not load now (DESIGN §16): the report read the last valid one. */
   config_invalid: { file: string; error: string } | null;
+  /** Problem pages' incidents as spans (report/incidents.ts; added by the report command). */
+  incidents?: IncidentSpan[];
 }
 
 export interface TimelineInput {
