@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import type { StartRecord } from "../journal/replay.js";
-import { dialogOnScreen, screenTail } from "../launch/claude-screen.js";
+import { dialogOnScreen, screenTail, showsLimitDialog } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { readHookRecords } from "../usage/hook-records.js";
 import { waitsForPerson } from "../usage/notification-kinds.js";
@@ -65,7 +65,8 @@ export async function readHeldStart(
   const screen = await startScreen(program, start);
   const { notification, transcript_grew_at } = startNotification(program, start);
   return {
-    dialog: screen ? dialogOnScreen(screen) : null,
+    // The usage-limit dialog is the refusal rule's (a pause, never a `blocked` page).
+    dialog: screen && !showsLimitDialog(screen) ? dialogOnScreen(screen) : null,
     screen: screen ? screenTail(screen) : null,
     notification,
     transcript_grew_at,
