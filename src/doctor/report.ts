@@ -1,3 +1,4 @@
+import { shownLine } from "../util/sanitize.js";
 import type { Check } from "./checks.js";
 
 /** `doctor --json`: one document; `ok` is false when any check failed. */
@@ -12,8 +13,11 @@ export function humanReport(checks: Check[]): string {
   const w2 = Math.max(...checks.map((c) => c.check.length));
   const lines: string[] = [];
   for (const c of checks) {
-    lines.push(`${c.status.padEnd(4)}  ${who(c).padEnd(w1)}  ${c.check.padEnd(w2)}  ${c.detail}`);
-    if (c.fix) lines.push(`${" ".repeat(4 + 2 + w1 + 2 + w2 + 2)}fix: ${c.fix}`);
+    // A detail names folders and quotes files: one line each, whatever they hold.
+    lines.push(
+      `${c.status.padEnd(4)}  ${who(c).padEnd(w1)}  ${c.check.padEnd(w2)}  ${shownLine(c.detail)}`,
+    );
+    if (c.fix) lines.push(`${" ".repeat(4 + 2 + w1 + 2 + w2 + 2)}fix: ${shownLine(c.fix)}`);
   }
   const failed = checks.filter((c) => c.status === "fail").length;
   const warned = checks.filter((c) => c.status === "warn").length;
