@@ -107,7 +107,9 @@ describe("doctor", () => {
     expect(code).toBe(0);
     expect(report.checks.map((c) => c.check)).toEqual([
       "node",
+      "host_folders",
       "config",
+      "folder",
       "state",
       "timer",
       "cadence",
@@ -123,13 +125,14 @@ describe("doctor", () => {
       "pages",
     ]);
     expect(report.checks[0]?.program).toBeNull();
-    for (const c of report.checks.slice(1)) expect(c.program).toBe("demo");
+    expect(report.checks[1]?.program).toBeNull();
+    for (const c of report.checks.slice(2)) expect(c.program).toBe("demo");
     for (const c of report.checks)
       expect(Object.keys(c)).toEqual(["program", "check", "status", "detail", "fix"]);
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 15 checks ok");
+    expect(human.stdout).toContain("all 17 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fchmodSync, openSync, writeSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { CONFIG_FILE, parseConfig } from "../config/load.js";
+import { CONFIG_FILE, PROMPT_FILE } from "../config/files.js";
+import { parseConfig } from "../config/load.js";
 import {
   DEFAULT_PROMPT,
   DEFAULTS,
@@ -9,11 +10,13 @@ import {
   NAME_PATTERN,
 } from "../config/schema.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { UNSAFE_PROGRAM } from "../state/dir.js";
+import { ensureOwnedDir } from "../state/owned.js";
 import { claudeSettingsSnippet } from "../usage/claude-settings.js";
 import { parseCommandArgs } from "../util/args.js";
 import { expandHome } from "../util/fs.js";
 
-export const PROMPT_FILE = "MANAGER-PROMPT.md";
+export { PROMPT_FILE };
 
 /** The program.json `init` writes: every defaulted setting spelled out, optional sections left out. */
 export function initialConfig(name: string, launcher: LauncherKind): Record<string, unknown> {
@@ -70,6 +73,17 @@ ${claudeSettingsSnippet(2)}
 \`\`\`
 `;
 
+/** A new file, 0600 whatever the umask; never one that exists (or a link where it would go). */
+function writePrivate(path: string, text: string): void {
+  const fd = openSync(path, "wx", 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("init", argv);
   if (positionals.length !== 1) throw new UsageError("sheepdog init: expected exactly one DIR");
@@ -93,9 +107,12 @@ export async function run(argv: string[]): Promise<number> {
   }
   const text = `${JSON.stringify(initialConfig(name, launcher), null, 2)}\n`;
   parseConfig(text, configPath); // what init writes must pass check
-  mkdirSync(root, { recursive: true });
-  writeFileSync(configPath, text, { flag: "wx", mode: 0o644 });
-  writeFileSync(promptPath, PROMPT_PLACEHOLDER(name), { flag: "wx", mode: 0o644 });
+  // 0700 whatever the umask (its parents too, when init makes them); a folder that is there
+  // already is narrowed when it is yours and others may write it, refused when it is not yours
+  // or a link (DESIGN §18). program.json may carry manager.env secrets: 0600, as the prompt.
+  ensureOwnedDir(root, UNSAFE_PROGRAM, { narrow: true });
+  writePrivate(configPath, text);
+  writePrivate(promptPath, PROMPT_PLACEHOLDER(name));
   if (values.json) {
     const out = { program: name, root, created: [configPath, promptPath], launcher };
     process.stdout.write(`${JSON.stringify(out)}\n`);
