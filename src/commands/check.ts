@@ -1,11 +1,33 @@
-import { openProgram } from "../config/context.js";
+import { openProgram, type ProgramContext } from "../config/context.js";
 import { activityWarnings, configWarnings, policyWarnings } from "../config/warnings.js";
-import { EXIT } from "../errors.js";
+import { EXIT, UsageError } from "../errors.js";
 import { parseCommandArgs } from "../util/args.js";
+
+/**
+ * A ledger repo that tracks a state folder would carry the claim, the heartbeat, the journal
+ * and evidence off the host at every push (DESIGN §18): refused, with the fix. (A ledger that is
+ * not usable yet is save's notice to give, not check's.)
+ */
+async function refuseTrackedState(
+  ledger: NonNullable<ProgramContext["config"]["ledger"]>,
+  root: string,
+): Promise<void> {
+  const { trackedStateFiles } = await import("../ledger/ledger.js");
+  const found = await trackedStateFiles(ledger, root);
+  if (!("files" in found) || found.files.length === 0) return;
+  const shown = found.files.slice(0, 3).join(", ") + (found.files.length > 3 ? ", …" : "");
+  const dirs = [
+    ...new Set(found.files.map((f) => f.slice(0, f.indexOf(".sheepdog/") + ".sheepdog/".length))),
+  ];
+  throw new UsageError(
+    `ledger.repo: ${found.repo} tracks sheepdog's state (${found.files.length} file${found.files.length === 1 ? "" : "s"}: ${shown}), which must never leave this host; fix with: git -C ${found.repo} rm -r -q --cached ${dirs.join(" ")} && git -C ${found.repo} commit -m "stop tracking sheepdog state"`,
+  );
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("check", argv);
   const program = openProgram(values.program);
+  if (program.config.ledger) await refuseTrackedState(program.config.ledger, program.root);
   const warnings = [
     ...configWarnings(program.config),
     ...policyWarnings(program.policy, program.policy.interval),
