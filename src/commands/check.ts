@@ -1,6 +1,7 @@
 import { openProgram, type ProgramContext } from "../config/context.js";
 import { activityWarnings, configWarnings, policyWarnings } from "../config/warnings.js";
 import { EXIT, UsageError } from "../errors.js";
+import { shownUrl } from "../page/ntfy.js";
 import { parseCommandArgs } from "../util/args.js";
 
 /**
@@ -24,6 +25,13 @@ async function refuseTrackedState(
   );
 }
 
+/** The config as printed: the heartbeat URL by its origin only (its path is the secret key). */
+function shownConfig(config: ProgramContext["config"]): ProgramContext["config"] {
+  const url = config.page?.heartbeat_url;
+  if (!url || !config.page) return config;
+  return { ...config, page: { ...config.page, heartbeat_url: shownUrl(url) } };
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("check", argv);
   const program = openProgram(values.program);
@@ -35,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
   ];
   if (values.json) {
     process.stdout.write(
-      `${JSON.stringify({ ok: true, program: program.name, root: program.root, config: program.config, warnings })}\n`,
+      `${JSON.stringify({ ok: true, program: program.name, root: program.root, config: shownConfig(program.config), warnings })}\n`,
     );
   } else {
     process.stdout.write(

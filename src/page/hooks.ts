@@ -38,7 +38,11 @@ export async function afterEvents(
         policy: program.policy,
         now,
         tick: opts.tick === true,
-        program: { name: program.name, arg: programArg(program.name, program.root) },
+        program: {
+          name: program.name,
+          arg: programArg(program.name, program.root),
+          screen: page.screen,
+        },
       });
       if (attempts.length > 0) await send(program, page.ntfy, attempts, journal);
     }
@@ -50,7 +54,7 @@ export async function afterEvents(
     // A failed tick must turn the outside dead-man's switch red, not keep it green (DESIGN §6).
     const failed = events.some((e) => e.type === "tick_failed");
     const failure = await pingHeartbeat(failed ? failUrl(page.heartbeat_url) : page.heartbeat_url);
-    if (failure) journal({ type: "heartbeat_failed", error: failure });
+    if (failure) journal({ type: "heartbeat_failed", error: failure }); // by its origin only
   }
   return out;
 }

@@ -161,9 +161,27 @@ export async function pingHeartbeat(
     const res = await fetch(url, { method: "GET", signal: AbortSignal.timeout(timeoutMs) });
     await res.arrayBuffer().catch(() => undefined);
     if (!res.ok)
-      return `${url} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`;
+      return `${shownUrl(url)} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`;
     return null;
   } catch (err) {
-    return `${url}: ${describeNetworkError(err)}`;
+    return `${shownUrl(url)}: ${scrubUrl(describeNetworkError(err), url)}`;
   }
+}
+
+/**
+ * A heartbeat URL as it may be journaled or printed (DESIGN §18): its origin, the path (the
+ * check's secret key) left out.
+ */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.pathname === "/" && !u.search ? u.origin : `${u.origin}/…`;
+  } catch {
+    return "(an invalid URL)";
+  }
+}
+
+/** A network error's text without the URL in it, should Node's message ever quote it. */
+function scrubUrl(text: string, url: string): string {
+  return text.split(url).join(shownUrl(url));
 }

@@ -118,7 +118,7 @@ export function planPages(input: {
   policy: PagePolicy;
   now: number;
   tick: boolean;
-  program: { name: string; arg: string };
+  program: { name: string; arg: string; screen?: boolean };
 }): Attempt[] {
   const { journal, events, policy, now, tick, program } = input;
   const history = pageHistory(journal);

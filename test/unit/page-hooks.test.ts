@@ -442,7 +442,9 @@ describe("heartbeat URL", () => {
     const e = journal(ctx, { type: "tick_failed", error: "boom" });
     const out = await afterEvents(ctx, [e], { tick: true });
     expect(out.map((x) => x.type)).toEqual(["paged", "heartbeat_failed"]);
-    expect(out[1]?.error).toContain(url);
+    // by its origin only (DESIGN §18): the path is a check's secret key
+    expect(out[1]?.error).toContain(`${gone.url}/…: `);
+    expect(out[1]?.error).not.toContain("/hc/gone");
     expect(out[1]?.error).toMatch(/ECONNREFUSED/);
   });
 });
