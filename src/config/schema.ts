@@ -72,14 +72,12 @@ function withoutUserinfo(value: string): boolean {
 const URL_EXPECTED = "an http(s) URL";
 /** An http(s) URL with no user name or password in it (DESIGN §18: secrets stay secret). */
 const httpUrl = () =>
-  z
-    .string()
-    .check(
-      z.regex(/^https?:\/\/\S+$/, { message: URL_EXPECTED }),
-      z.refine(withoutUserinfo, {
-        message: `${URL_EXPECTED} without a user name or password in it (a token goes in page.ntfy.token_env or token_file)`,
-      }),
-    );
+  z.string().check(
+    z.regex(/^https?:\/\/\S+$/, { message: URL_EXPECTED }),
+    z.refine(withoutUserinfo, {
+      message: `${URL_EXPECTED} without a user name or password in it (a token goes in page.ntfy.token_env or token_file)`,
+    }),
+  );
 const argv = () =>
   z.array(z.string()).check(z.minLength(1, { message: "a non-empty array of strings" }));
 

@@ -109,7 +109,14 @@ export function composePage(
   now: number,
 ): Page {
   const screen = program.screen !== false;
-  return composers[kind]({ e, name: program.name, arg: program.arg, why: reasonOf(e), now, screen });
+  return composers[kind]({
+    e,
+    name: program.name,
+    arg: program.arg,
+    why: reasonOf(e),
+    now,
+    screen,
+  });
 }
 
 /** The screen an event carries, unless `page.screen: false` keeps screens off the phone. */
