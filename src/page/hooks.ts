@@ -97,11 +97,18 @@ async function send(
         ...extra,
       });
     } catch (err) {
+      const status = err instanceof PageError ? err.status : null;
+      const permanent = err instanceof PageError && err.permanent;
+      // The page itself is journaled with its first failure only; a retry that fails again
+      // journals how many times it has (DESIGN §18). A permanent 4xx is journaled once, and
+      // never sent again.
       journal({
         type: "page_failed",
         kind: a.kind,
         error: scrub((err as Error).message, token),
-        page: a.page,
+        ...(status !== null ? { status } : {}),
+        ...(a.retry ? { failures: (a.failures ?? 1) + 1 } : { page: a.page }),
+        ...(permanent ? { permanent: true } : {}),
         ...extra,
       });
     }

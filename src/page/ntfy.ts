@@ -29,9 +29,22 @@ export const HEARTBEAT_TIMEOUT_MS = 5_000;
 
 /** A page that did not get through: the message names the server, never the token. */
 export class PageError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The HTTP status the server answered, when it answered. */
+    readonly status: number | null = null,
+  ) {
     super(message);
     this.name = "PageError";
+  }
+
+  /**
+   * A 4xx that sending again cannot cure (a bad token, a refused topic, a body too large): not
+   * retried (DESIGN §18). 408, 425 and 429 say "later", and are.
+   */
+  get permanent(): boolean {
+    const s = this.status;
+    return s !== null && s >= 400 && s < 500 && ![408, 425, 429].includes(s);
   }
 }
 
@@ -137,6 +150,7 @@ export async function publish(
         `ntfy server ${target.server} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${detail ? `: ${detail}` : ""}`,
         token,
       ),
+      res.status,
     );
   }
   let id: string | null = null;

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import { firstSight } from "../config/last-valid.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { rotateManagerLog } from "../launch/manager-log.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -81,6 +82,18 @@ async function leaseOf(
   return leaseFacts(program, now, mode);
 }
 
+/**
+ * What a running manager and the watchdog keep writing stays bounded (DESIGN §18): manager.log
+ * rotates at its bound even while one chatty manager lives. Never fails a pass.
+ */
+function boundLogs(program: ProgramContext): void {
+  try {
+    rotateManagerLog(program.stateDir);
+  } catch {
+    // the next tick tries again; supervision does not wait on a log
+  }
+}
+
 /** The programs whose pass runs now: a deadline or a signal journals each of them. */
 export const inFlight = new Set<ProgramContext>();
 
@@ -125,6 +138,7 @@ export async function tickProgram(
     let actions: string[] = [];
     try {
       faultPoint("tick.locked");
+      boundLogs(program);
       const invalid = journalConfigInvalid(program, now);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
