@@ -23,9 +23,6 @@ export const HOST_SUBDIRS = ["usage", "sessions", "hooks", "watchers", "bin"] as
 /** What refusing an unsafe host state folder says first. */
 export const UNSAFE_HOST = "unsafe host state folder";
 
-/** The folders this process has checked already (a statusline writes in two). */
-const checked = new Set<string>();
-
 /**
  * A folder of the host state dir (`sub`, or "" for the dir itself), checked with the dir
  * above it (DESIGN §18: yours, not writable by others, no link: another user who can write
@@ -40,15 +37,14 @@ export function hostDir(
   const root = hostStateDir(env);
   const dir = sub ? join(root, sub) : root;
   for (const path of sub ? [root, dir] : [root]) {
-    if (checked.has(path)) continue;
     if (opts.create) ensureOwnedDir(path, UNSAFE_HOST, { chmod: "700" });
     else {
+      // (one lstat each time, a long-lived watcher too: a folder opened later is seen)
       const st = lstatOrNull(path);
-      if (!st) continue; // absent: nothing to read there; checked again once it is made
+      if (!st) continue; // absent: nothing to read there
       const problem = statsProblem(path, st, "dir", { chmod: "700" });
       if (problem) throw new UnsafePath(UNSAFE_HOST, problem);
     }
-    checked.add(path);
   }
   return dir;
 }
