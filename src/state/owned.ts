@@ -125,7 +125,7 @@ export function ensureOwnedDir(
     if (!problem) return false;
     const loose = st.isDirectory() && !st.isSymbolicLink() && st.uid === process.getuid?.();
     if (!(opts.narrow && loose)) throw new UnsafePath(what, problem);
-    chmodSync(path, st.mode & 0o755); // narrowed: never a bit more than it had
+    chmodSync(path, st.mode & 0o7755); // narrowed: write taken from the others, nothing added
     return false;
   }
   const parent = dirname(path);
