@@ -3,7 +3,7 @@
 // transcript that is not a regular file (a FIFO) is refused without a blocking open, by the
 // statusline and by `save --transcript`. The settings snippet gives each a timeout of 10 s.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeSettings } from "../src/usage/claude-settings.js";
@@ -73,11 +73,12 @@ function fifo(dir: string): string {
 }
 
 describe("a stdin that is never closed", () => {
-  it("statusline: prints its line and records the reading once the wait is over", async () => {
+  it("statusline: a whole object is all it reads; it answers, records, and exits 0 at once", async () => {
     const p = tempProgram("hot");
+    // a wait far longer than the test's: only the object's end can end the read
     const env = {
       ...p.env,
-      SHEEPDOG_STDIN_WAIT_MS: "400",
+      SHEEPDOG_STDIN_WAIT_MS: "600000",
       CLAUDE_CONFIG_DIR: join(p.home, "seat"),
     };
     const r = await run(["statusline"], env, reading());
@@ -87,9 +88,18 @@ describe("a stdin that is never closed", () => {
     expect(readdirSync(join(p.env.SHEEPDOG_STATE_DIR, "usage"))).toHaveLength(1);
   });
 
+  it("statusline: half an object, then nothing: its line once the wait is over, and it ends", async () => {
+    const p = tempProgram("hot");
+    const env = { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "400" };
+    const r = await run(["statusline"], env, reading().slice(0, 30));
+    expect(r.hung).toBe(false);
+    expect(r.stdout).toBe("sheepdog · unreadable status input\n");
+    // a read still pending cannot be taken back: the process ends itself once it has answered
+    expect(r.signal).toBe("SIGTERM");
+  });
+
   it("statusline: a payload without end is read to 1 MB and no further, not waited for", async () => {
     const p = tempProgram("hot");
-    // a wait far longer than the test's: only the 1 MB bound can end it
     const env = { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "600000" };
     const r = await run(["statusline"], env, Buffer.alloc(3 * 1024 * 1024, 0x20));
     expect(r.hung).toBe(false);
@@ -97,18 +107,20 @@ describe("a stdin that is never closed", () => {
     expect(r.stdout).toBe("sheepdog · no status input\n");
   });
 
+  const payload = (event: string, root: string) =>
+    JSON.stringify({
+      session_id: SESSION,
+      hook_event_name: { stop: "Stop", notification: "Notification" }[event] ?? "StopFailure",
+      transcript_path: "/nonexistent.jsonl",
+      cwd: root,
+    });
+
   it.each([["stop"], ["notification"], ["stop-failure"]])(
-    "hook %s: ends once the wait is over, exit 0, nothing on stdout",
+    "hook %s: a whole payload: recorded, exit 0 at once, nothing on stdout",
     async (event) => {
       const p = tempProgram("hot");
-      const env = { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "400" };
-      const payload = JSON.stringify({
-        session_id: SESSION,
-        hook_event_name: { stop: "Stop", notification: "Notification" }[event] ?? "StopFailure",
-        transcript_path: "/nonexistent.jsonl",
-        cwd: p.root,
-      });
-      const r = await run(["hook", event], env, payload);
+      const env = { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "600000" };
+      const r = await run(["hook", event], env, payload(event, p.root));
       expect(r.hung).toBe(false);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe("");
@@ -118,6 +130,69 @@ describe("a stdin that is never closed", () => {
         );
     },
   );
+
+  it.each([["stop"], ["stop-failure"]])(
+    "hook %s: half a payload, then nothing: it ends once the wait is over, recording nothing",
+    async (event) => {
+      const p = tempProgram("hot");
+      const env = { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "400" };
+      const r = await run(["hook", event], env, payload(event, p.root).slice(0, 25));
+      expect(r.hung).toBe(false);
+      expect(r.signal).toBe("SIGTERM");
+      expect(r.stdout).toBe("");
+      expect(existsSync(join(p.env.SHEEPDOG_STATE_DIR, "hooks"))).toBe(false);
+    },
+  );
+});
+
+describe("a stdin that is a pipe (as a shell gives; Claude Code 2.1.332 gives a socket)", () => {
+  /** The CLI with stdin from a FIFO this test holds open for writing (O_RDWR: no wait). */
+  async function viaPipe(args: string[], env: NodeJS.ProcessEnv, input: string) {
+    const dir = tempProgram("pipe").home;
+    const path = join(dir, "stdin");
+    expect(spawnSync("mkfifo", [path]).status).toBe(0);
+    const writer = openSync(path, constants.O_RDWR);
+    try {
+      writeSync(writer, input);
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: { ...process.env, ...env },
+        stdio: [openSync(path, "r"), "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout?.on("data", (d) => {
+        stdout += d;
+      });
+      const timer = setTimeout(() => child.kill("SIGKILL"), HUNG_MS);
+      const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
+        child.on("close", (c, s) => done([c, s])),
+      );
+      clearTimeout(timer);
+      return { code, signal, stdout };
+    } finally {
+      closeSync(writer);
+    }
+  }
+
+  it("a whole object never followed by the pipe's end: answered at once", async () => {
+    const p = tempProgram("hot");
+    const r = await viaPipe(
+      ["statusline"],
+      { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "600000" },
+      reading(),
+    );
+    expect(r).toMatchObject({ code: 0, signal: null });
+    expect(r.stdout).toMatch(/^Opus · 5h 33%/);
+  });
+
+  it("half an object: its line once the wait is over, exit 0 (nothing left pending)", async () => {
+    const p = tempProgram("hot");
+    const r = await viaPipe(
+      ["statusline"],
+      { ...p.env, SHEEPDOG_STDIN_WAIT_MS: "400" },
+      '{"model"',
+    );
+    expect(r).toEqual({ code: 0, signal: null, stdout: "sheepdog · unreadable status input\n" });
+  });
 });
 
 describe("a transcript that is a FIFO", () => {
