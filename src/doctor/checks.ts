@@ -12,6 +12,7 @@ import { programFolderProblems, stateDirOf, stateDirProblem } from "../state/dir
 import { type PathProblem, pathProblem, UnsafePath } from "../state/owned.js";
 import { HOST_SUBDIRS, hostStateDir } from "../usage/host-state.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
+import { claudeChecks } from "./claude-checks.js";
 import { leaseCheck } from "./lease-check.js";
 import {
   activityCheck,
@@ -168,6 +169,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     ...toolChecks(program, covering),
     guarded(program.name, "statusline", () => statuslineCheck(program)),
     ...hookChecks(program),
+    ...claudeChecks(program, covering),
     ...[trustCheck(program)].filter((c): c is Check => c !== null),
     guarded(program.name, "pages", () => pagesCheck(program)),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),

@@ -9,7 +9,30 @@ export interface Page {
   priority: 1 | 2 | 3 | 4 | 5;
   /** ntfy tags; emoji shortcodes (`rotating_light`) show as emoji. */
   tags: string[];
+  /**
+   * ntfy's sequence id (2.16+): a later message with the same one replaces this notification in
+   * place. An older server drops the unknown field: the phone shows a second message.
+   */
+  sequence_id?: string;
+  /** Action buttons (ntfy allows 3). */
+  actions?: PageAction[];
 }
+
+/**
+ * An action button as ntfy's JSON publishing takes it (docs/publish.md "Action buttons"):
+ * `copy` (2.17+: copies `value` to the clipboard) or `http` (the app sends the request itself).
+ */
+export type PageAction =
+  | { action: "copy"; label: string; value: string; clear?: boolean }
+  | {
+      action: "http";
+      label: string;
+      url: string;
+      method: "POST";
+      body: string;
+      headers?: Record<string, string>;
+      clear?: boolean;
+    };
 
 export interface NtfyTarget {
   server: string;
@@ -31,11 +54,16 @@ export const HEARTBEAT_TIMEOUT_MS = 5_000;
 export class PageError extends Error {
   constructor(
     message: string,
-    /** The HTTP status the server answered, when it answered. */
-    readonly status: number | null = null,
+    /** The server's answer, when it gave one: its HTTP status and ntfy's error `code`. */
+    readonly answer: { status: number; code: number | null } | null = null,
   ) {
     super(message);
     this.name = "PageError";
+  }
+
+  /** The HTTP status the server answered, or null (no answer: down, timed out, a bad token file). */
+  get status(): number | null {
+    return this.answer?.status ?? null;
   }
 
   /**
@@ -45,6 +73,16 @@ export class PageError extends Error {
   get permanent(): boolean {
     const s = this.status;
     return s !== null && s >= 400 && s < 500 && ![408, 425, 429].includes(s);
+  }
+}
+
+/** ntfy's error `code` (`{"code":40018,"http":400,…}`, server/errors.go), or null. */
+function ntfyCode(text: string): number | null {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown }).code;
+    return typeof code === "number" ? code : null;
+  } catch {
+    return null;
   }
 }
 
@@ -92,7 +130,7 @@ export function publishUrl(server: string): string {
   return `${server.replace(/\/+$/, "")}/`;
 }
 
-function describeNetworkError(err: unknown): string {
+export function describeNetworkError(err: unknown): string {
   const e = err as Error & { cause?: { code?: string; message?: string } };
   if (e?.name === "TimeoutError" || e?.name === "AbortError") return "timed out";
   const cause = e?.cause;
@@ -125,6 +163,8 @@ export async function publish(
     message: page.message,
     priority: page.priority,
     tags: page.tags,
+    ...(page.sequence_id ? { sequence_id: page.sequence_id } : {}),
+    ...(page.actions?.length ? { actions: page.actions } : {}),
   });
   let res: Response;
   try {
@@ -150,7 +190,7 @@ export async function publish(
         `ntfy server ${target.server} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${detail ? `: ${detail}` : ""}`,
         token,
       ),
-      res.status,
+      { status: res.status, code: ntfyCode(text) },
     );
   }
   let id: string | null = null;

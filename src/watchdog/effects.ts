@@ -6,7 +6,17 @@ import type { StartRecord } from "../journal/replay.js";
  */
 export type Effect =
   | { kind: "unpause"; reason: string }
-  | { kind: "pause"; until: string; reason: string; window: string | null }
+  | {
+      kind: "pause";
+      until: string;
+      reason: string;
+      window: string | null;
+      /**
+       * A refusal naming no reset (DESIGN §5): what Claude Code told a person to do, and its
+       * words; journaled on `paused`, whose page then says a person must act.
+       */
+      needs_person?: { advice: string; text: string };
+    }
   /** Record a usage-limit refusal found in the manager's transcript as a seat reading. */
   | {
       kind: "record_refusal";
@@ -15,6 +25,11 @@ export type Effect =
       resets_at: string;
       named_reset: boolean;
       transcript: string;
+      window?: "five_hour" | "seven_day";
+      exact?: true;
+      limit_type?: string;
+      needs_person?: string;
+      session?: string;
     }
   /** Keep the live holder's evidence (transcript tail, screen) before it is stopped. */
   | { kind: "keep_evidence"; pid: number }

@@ -13,6 +13,7 @@ import {
   seatLimit,
 } from "../usage/limit.js";
 import { type Reading, readReadings } from "../usage/readings.js";
+import type { Refusal } from "../usage/refusal.js";
 import { seatOf } from "../usage/seat.js";
 import { findTranscript, managerTranscriptEnv, refusalAtEnd } from "../usage/transcript.js";
 import type { ClaimFacts, SeatRefusal } from "./facts.js";
@@ -105,6 +106,11 @@ export function seatWithRefusal(
       ...(found.untrusted_reset ? { untrusted_reset: found.untrusted_reset } : {}),
       transcript,
       recorded: recorded !== null,
+      window: reading.window,
+      ...(found.exact ? { exact: true as const } : {}),
+      ...(found.limit_type ? { limit_type: found.limit_type } : {}),
+      ...(found.needs_person ? { needs_person: found.needs_person } : {}),
+      ...(found.session ? { session: found.session } : {}),
     },
   };
 }
@@ -112,14 +118,31 @@ export function seatWithRefusal(
 /** The record_refusal effect: the refusal as a seat reading, once (DESIGN §5). */
 export function recordRefusal(
   program: ProgramContext,
-  refusal: { text: string; at: string; resets_at: string; named_reset: boolean },
+  refusal: Pick<
+    SeatRefusal,
+    | "text"
+    | "at"
+    | "resets_at"
+    | "named_reset"
+    | "window"
+    | "exact"
+    | "limit_type"
+    | "needs_person"
+    | "session"
+  >,
   now: number,
 ): void {
-  const found = {
+  const found: Refusal = {
     text: refusal.text,
     at: refusal.at,
-    // A named reset is the reading's own (epoch seconds in the refusal's text).
+    // A named reset is the reading's own (epoch seconds: the text's, or the structured field's).
     resets_at: refusal.named_reset ? Math.round(Date.parse(refusal.resets_at) / 1000) : null,
+    ...(refusal.window ? { window: refusal.window } : {}),
+    ...(refusal.exact ? { exact: true as const } : {}),
+    ...(refusal.limit_type ? { limit_type: refusal.limit_type } : {}),
+    ...(refusal.needs_person ? { needs_person: refusal.needs_person } : {}),
+    ...(refusal.session ? { session: refusal.session } : {}),
+    from: "transcript",
   };
   recordRefusalReading(seatOf(program.config), found, program.policy.pauseFallback, now);
 }
