@@ -262,17 +262,14 @@ describe("doctor", () => {
       const c = report.checks.find((x) => x.check === name);
       expect(c?.status).toBe("warn");
       const snippet = JSON.parse(String(c?.fix).replace(/^merge into [^:]+: /, ""));
+      // each with "timeout": 10 (DESIGN §18: hot commands never hang)
+      const run = (command: string) => ({ type: "command", command, timeout: 10 });
       expect(snippet).toEqual({
-        statusLine: { type: "command", command: "sheepdog statusline" },
+        statusLine: run("sheepdog statusline"),
         hooks: {
-          StopFailure: [
-            {
-              matcher: "rate_limit",
-              hooks: [{ type: "command", command: "sheepdog hook stop-failure" }],
-            },
-          ],
-          Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop" }] }],
-          Notification: [{ hooks: [{ type: "command", command: "sheepdog hook notification" }] }],
+          StopFailure: [{ matcher: "rate_limit", hooks: [run("sheepdog hook stop-failure")] }],
+          Stop: [{ hooks: [run("sheepdog hook stop")] }],
+          Notification: [{ hooks: [run("sheepdog hook notification")] }],
         },
       });
     }
