@@ -33,7 +33,8 @@ const json = {
   type: "boolean",
   help: "print one JSON document (snake_case keys, times in UTC) instead of lines for people",
 } as const satisfies OptionSpec;
-const alwaysJson = {
+/** The `--json` of a command whose answer is always JSON (save, hand-over, wait). */
+export const alwaysJson = {
   type: "boolean",
   help: "accepted for symmetry: the answer is always one JSON object",
 } as const satisfies OptionSpec;

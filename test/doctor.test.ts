@@ -107,7 +107,9 @@ describe("doctor", () => {
     expect(code).toBe(0);
     expect(report.checks.map((c) => c.check)).toEqual([
       "node",
+      "host_folders",
       "config",
+      "folder",
       "state",
       "timer",
       "cadence",
@@ -124,13 +126,14 @@ describe("doctor", () => {
       "pages",
     ]);
     expect(report.checks[0]?.program).toBeNull();
-    for (const c of report.checks.slice(1)) expect(c.program).toBe("demo");
+    expect(report.checks[1]?.program).toBeNull();
+    for (const c of report.checks.slice(2)) expect(c.program).toBe("demo");
     for (const c of report.checks)
       expect(Object.keys(c)).toEqual(["program", "check", "status", "detail", "fix"]);
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 16 checks ok");
+    expect(human.stdout).toContain("all 18 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {
@@ -259,17 +262,14 @@ describe("doctor", () => {
       const c = report.checks.find((x) => x.check === name);
       expect(c?.status).toBe("warn");
       const snippet = JSON.parse(String(c?.fix).replace(/^merge into [^:]+: /, ""));
+      // each with "timeout": 10 (DESIGN §18: hot commands never hang)
+      const run = (command: string) => ({ type: "command", command, timeout: 10 });
       expect(snippet).toEqual({
-        statusLine: { type: "command", command: "sheepdog statusline" },
+        statusLine: run("sheepdog statusline"),
         hooks: {
-          StopFailure: [
-            {
-              matcher: "rate_limit",
-              hooks: [{ type: "command", command: "sheepdog hook stop-failure" }],
-            },
-          ],
-          Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop" }] }],
-          Notification: [{ hooks: [{ type: "command", command: "sheepdog hook notification" }] }],
+          StopFailure: [{ matcher: "rate_limit", hooks: [run("sheepdog hook stop-failure")] }],
+          Stop: [{ hooks: [run("sheepdog hook stop")] }],
+          Notification: [{ hooks: [run("sheepdog hook notification")] }],
         },
       });
     }

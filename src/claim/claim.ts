@@ -186,9 +186,13 @@ export function releaseClaimIf(
       const current = readClaim(stateDir);
       opts.interleave?.();
       if (!mine(current)) return { released: false, state: current };
-      removeClaimDir(stateDir);
+      // Journaled before the directory goes (DESIGN §18): a process stopped in between (a
+      // watcher stopping a handed-over manager) leaves a claim that a tick breaks, never a
+      // claim gone with no `released` to explain it.
       faultPoint("claim.release.before-journal");
       const journaled = appendEvent(stateDir, event(current), opts.now ?? Date.now());
+      faultPoint("claim.release.after-journal");
+      removeClaimDir(stateDir);
       return { released: true, was: current, event: journaled };
     },
     { waitMs: RELEASE_WAIT_MS, now: opts.now },

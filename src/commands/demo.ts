@@ -169,7 +169,9 @@ function writeDemoConfig(root: string, tokensPerSave: number): void {
     hand_over_tokens: 200000,
     usage: { pause_at_percent: 100, pause_fallback: "1h" },
   };
-  writeFileSync(join(root, "program.json"), `${JSON.stringify(config, null, 2)}\n`);
+  writeFileSync(join(root, "program.json"), `${JSON.stringify(config, null, 2)}\n`, {
+    mode: 0o600,
+  });
 }
 
 async function waitFor<T>(

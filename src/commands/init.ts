@@ -1,6 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { CONFIG_FILE, parseConfig } from "../config/load.js";
+import { CONFIG_FILE, PROMPT_FILE } from "../config/files.js";
+import { parseConfig } from "../config/load.js";
 import {
   DEFAULT_PROMPT,
   DEFAULTS,
@@ -9,12 +18,14 @@ import {
   NAME_PATTERN,
 } from "../config/schema.js";
 import { EXIT, RefusedError, UsageError } from "../errors.js";
+import { UNSAFE_PROGRAM } from "../state/dir.js";
+import { ensureOwnedDir } from "../state/owned.js";
 import { SHEEPDOG_ALLOW_RULE } from "../usage/claude-permissions.js";
 import { claudeSettingsSnippet } from "../usage/claude-settings.js";
 import { parseCommandArgs } from "../util/args.js";
 import { expandHome, writeFileAtomic } from "../util/fs.js";
 
-export const PROMPT_FILE = "MANAGER-PROMPT.md";
+export { PROMPT_FILE };
 
 /** The program.json `init` writes: every defaulted setting spelled out, optional sections left out. */
 export function initialConfig(name: string, launcher: LauncherKind): Record<string, unknown> {
@@ -111,6 +122,17 @@ function readIfThere(path: string): string | null {
   }
 }
 
+/** A new file, 0600 whatever the umask; never one that exists (or a link where it would go). */
+function writePrivate(path: string, text: string): void {
+  const fd = openSync(path, "wx", 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("init", argv);
   if (positionals.length !== 1) throw new UsageError("sheepdog init: expected exactly one DIR");
@@ -134,20 +156,24 @@ export async function run(argv: string[]): Promise<number> {
   }
   const text = `${JSON.stringify(initialConfig(name, launcher), null, 2)}\n`;
   parseConfig(text, configPath); // what init writes must pass check
+  // 0700 whatever the umask (its parents too, when init makes them); a folder that is there
+  // already is narrowed when it is yours and others may write it, refused when it is not yours
+  // or a link (DESIGN §18). program.json may carry manager.env secrets: 0600, as the prompt.
+  ensureOwnedDir(root, UNSAFE_PROGRAM, { narrow: true });
   // The manager runs `sheepdog claim acquire` through Claude Code's Bash tool first of all:
   // without an allow rule every launcher leaves it to a person (see claude-permissions.ts).
   const settingsPath = join(root, PROJECT_SETTINGS);
   const existing = readIfThere(settingsPath);
   const settings = withAllowRule(existing);
-  mkdirSync(root, { recursive: true });
-  writeFileSync(configPath, text, { flag: "wx", mode: 0o644 });
-  writeFileSync(promptPath, PROMPT_PLACEHOLDER(name), { flag: "wx", mode: 0o644 });
+  writePrivate(configPath, text);
+  writePrivate(promptPath, PROMPT_PLACEHOLDER(name));
   const created = [configPath, promptPath];
   const updated: string[] = [];
   if ("text" in settings && settings.text !== null) {
-    mkdirSync(join(root, ".claude"), { recursive: true });
+    // Its settings can declare hooks that run as the user: a folder of the user's own, 0700.
+    ensureOwnedDir(join(root, ".claude"), UNSAFE_PROGRAM, { narrow: true });
     // A file that was there keeps its mode.
-    const mode = existing === null ? 0o644 : statSync(settingsPath).mode & 0o777;
+    const mode = existing === null ? 0o600 : statSync(settingsPath).mode & 0o777;
     writeFileAtomic(settingsPath, settings.text, mode);
     (existing === null ? created : updated).push(settingsPath);
   }

@@ -2,6 +2,8 @@ import { openProgramAt, type ProgramContext, selectRoots } from "../config/conte
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { leaseTtlNeeded } from "../config/warnings.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
+import { UNSAFE_PROGRAM } from "../state/dir.js";
+import { UnsafePath } from "../state/owned.js";
 import { parseCommandArgs } from "../util/args.js";
 import {
   DURATION_EXPECTED,
@@ -168,14 +170,16 @@ export async function run(argv: string[]): Promise<number> {
       reports[i] = dryRun ? await pass : await withinDeadline(program, pass, deadlineMs);
     } catch (err) {
       const failed = err instanceof tick.TickFailed;
+      // A folder under $SHEEPDOG_HOME that is not the user's own is skipped, and said so.
+      const skipped = err instanceof UnsafePath && err.what === UNSAFE_PROGRAM;
       // One program with bad config or usage: the plain exit-2 message, nothing else.
       if (!failed && err instanceof SheepdogError && roots.length === 1 && !values.json) throw err;
       code = Math.max(code, err instanceof SheepdogError ? err.exitCode : EXIT.failed);
       reports[i] = {
         program: failed ? err.program.name : root.split("/").pop() || root,
         root,
-        decision: failed ? "tick_failed" : "error",
-        reason: (err as Error)?.message ?? String(err),
+        decision: failed ? "tick_failed" : skipped ? "skipped" : "error",
+        reason: `${skipped ? "skipped: " : ""}${(err as Error)?.message ?? String(err)}`,
         facts: failed ? err.facts : null,
         actions: [],
       };
@@ -199,7 +203,7 @@ export async function run(argv: string[]): Promise<number> {
   else if (done.length > 0) process.stdout.write(`${tickLines(done, outputWidth(values.wide))}\n`);
   else process.stdout.write("no programs found\n");
   for (const r of done)
-    if ((r.decision === "tick_failed" || r.decision === "error") && !values.json)
+    if (["tick_failed", "error", "skipped"].includes(r.decision) && !values.json)
       process.stderr.write(`sheepdog tick: ${r.program}: ${r.reason}\n`);
   // A pass given up may still hold the event loop (a hung child, a socket): the run is over.
   if (gaveUp) await exitFlushed(code);

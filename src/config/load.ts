@@ -5,11 +5,12 @@ import { formatDuration, parseDuration } from "../util/duration.js";
 import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
 import { isInteractiveClaude } from "./claude-argv.js";
+import { CONFIG_FILE } from "./files.js";
 import { describeIssue } from "./issues.js";
 import { type ProgramConfig, programSchema } from "./schema.js";
 import { leaseTtlNeeded } from "./warnings.js";
 
-export const CONFIG_FILE = "program.json";
+export { CONFIG_FILE };
 
 /** Every duration as milliseconds: what the watchdog's rules read. */
 export interface Policy {

@@ -60,6 +60,24 @@ const progressGlob = () =>
   text().check(
     z.refine((p: string) => unsupportedGlobSyntax(p) === null, { message: GLOB_EXPECTED }),
   );
+/** A URL's user name or password would be sent to a server as is, and journaled with it. */
+function withoutUserinfo(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.username === "" && u.password === "";
+  } catch {
+    return true; // the pattern says what is wrong
+  }
+}
+const URL_EXPECTED = "an http(s) URL";
+/** An http(s) URL with no user name or password in it (DESIGN §18: secrets stay secret). */
+const httpUrl = () =>
+  z.string().check(
+    z.regex(/^https?:\/\/\S+$/, { message: URL_EXPECTED }),
+    z.refine(withoutUserinfo, {
+      message: `${URL_EXPECTED} without a user name or password in it (a token goes in page.ntfy.token_env or token_file)`,
+    }),
+  );
 const argv = () =>
   z.array(z.string()).check(z.minLength(1, { message: "a non-empty array of strings" }));
 
@@ -187,10 +205,7 @@ export const programSchema = z.strictObject({
     z.strictObject({
       ntfy: z.optional(
         z.strictObject({
-          server: z._default(
-            z.string().check(z.regex(/^https?:\/\/\S+$/, { message: "an http(s) URL" })),
-            DEFAULTS.page.server,
-          ),
+          server: z._default(httpUrl(), DEFAULTS.page.server),
           topic: z.string().check(
             z.regex(/^[A-Za-z0-9_-]{1,64}$/, {
               message: "an ntfy topic (letters, digits, _ and -)",
@@ -220,9 +235,9 @@ export const programSchema = z.strictObject({
           ),
         DEFAULTS.page.reminders,
       ),
-      heartbeat_url: z.optional(
-        z.string().check(z.regex(/^https?:\/\/\S+$/, { message: "an http(s) URL" })),
-      ),
+      heartbeat_url: z.optional(httpUrl()),
+      /** Whether pages may quote the manager's screen (blocked, start_failed); default true. */
+      screen: z._default(z.boolean({ message: "true or false" }), true),
     }),
   ),
 });

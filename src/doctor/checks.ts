@@ -1,11 +1,16 @@
-import { statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { CONFIG_FILE } from "../config/files.js";
 import { LAST_VALID, lastValidText } from "../config/last-valid.js";
 import { loadProgram, type Program, programOf } from "../config/load.js";
 import { allProgramRoots, resolveProgramRoot, sheepdogHome } from "../config/resolve.js";
 import { type Installed, installedLaunchd, installedSystemd } from "../install/installed.js";
+import { launchAgentsDir } from "../install/launchd.js";
+import { userUnitDir } from "../install/systemd.js";
 import { homeDir } from "../install/target.js";
-import { stateDirOf, stateDirProblem } from "../state/dir.js";
+import { programFolderProblems, stateDirOf, stateDirProblem } from "../state/dir.js";
+import { type PathProblem, pathProblem, UnsafePath } from "../state/owned.js";
+import { HOST_SUBDIRS, hostStateDir } from "../usage/host-state.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
 import { claudeChecks } from "./claude-checks.js";
 import { leaseCheck } from "./lease-check.js";
@@ -54,27 +59,77 @@ export function doctorRoots(flag: string | undefined, all: boolean | undefined):
 function stateCheck(label: string, root: string): Check {
   const dir = stateDirOf(root);
   const problem = stateDirProblem(dir);
-  if (!problem) {
-    let exists = true;
-    try {
-      statSync(dir);
-    } catch {
-      exists = false;
-    }
+  if (problem) return bad(label, "state", "fail", problem.problem, problem.fix);
+  return ok(
+    label,
+    "state",
+    existsSync(dir)
+      ? `${dir}: yours, not writable by others`
+      : `${dir}: not created yet (the first tick creates it)`,
+  );
+}
+
+/** Whether what runs is the user's own (DESIGN §18): the folder, program.json, the prompt. */
+function folderCheck(label: string, root: string): Check {
+  const problems = programFolderProblems(root);
+  if (problems.length === 0)
     return ok(
       label,
-      "state",
-      exists
-        ? `${dir}: yours, not writable by others`
-        : `${dir}: not created yet (the first tick creates it)`,
+      "folder",
+      `${root}: the folder, ${CONFIG_FILE} and the prompt are yours, not writable by others`,
     );
+  return bad(
+    label,
+    "folder",
+    "fail",
+    `${problems.map((p) => p.problem).join("; ")}: no tick runs this program until it is fixed`,
+    problems.map((p) => p.fix).join("; "),
+  );
+}
+
+/**
+ * The host's own folders (DESIGN §18): the host state dir and what is in it (the usage
+ * readings, the session map, the bin/ shim every unit runs), and the unit or plist folder.
+ */
+export function hostChecks(home = homeDir()): Check[] {
+  const state = hostStateDir();
+  const dirs = [state, ...HOST_SUBDIRS.map((d) => join(state, d))];
+  const units = nativeScheduler() === "launchd" ? launchAgentsDir(home) : userUnitDir(home);
+  const problems = [
+    ...dirs.map((d) => pathProblem(d, "dir", { chmod: "700" })),
+    pathProblem(join(state, "bin", "sheepdog"), "file"),
+    pathProblem(units, "dir"),
+  ].filter((p): p is PathProblem => p !== null);
+  if (problems.length === 0)
+    return [
+      {
+        program: null,
+        check: "host_folders",
+        status: "ok",
+        detail: `${state} and ${units}: yours, not writable by others`,
+        fix: null,
+      },
+    ];
+  return problems.map((p) => ({
+    program: null,
+    check: "host_folders",
+    status: "fail" as const,
+    detail: `${p.problem}: sheepdog refuses to read or write there`,
+    fix: p.fix,
+  }));
+}
+
+/**
+ * A check that reads what another check may have found unsafe (the host state dir: doctor
+ * reports it, never fails on it): a throw is that check failing, with the reason.
+ */
+function guarded(label: string, name: string, check: () => Check): Check {
+  try {
+    return check();
+  } catch (err) {
+    const fix = err instanceof UnsafePath ? err.detail.fix : "see the detail";
+    return bad(label, name, "fail", `cannot check: ${(err as Error).message}`, fix);
   }
-  const fix = /writable/.test(problem)
-    ? `chmod 700 ${dir}`
-    : /owned by/.test(problem)
-      ? `chown -R $(id -un) ${dir} (or remove it if it is not sheepdog's)`
-      : `move ${dir} out of the way; sheepdog recreates it`;
-  return bad(label, "state", "fail", problem, fix);
 }
 
 /** The installed timers/agents whose tick covers this program root. */
@@ -102,7 +157,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
       `${(err as Error).message.split("\n").join("; ")}${last ? `; the watchdog goes on with the last valid copy (${keptPath}) until it is fixed, and the checks below are of that copy` : ""}`,
       `edit ${join(root, "program.json")}, then: sheepdog check --program ${root}`,
     );
-    if (!last) return [invalid, stateCheck(root, root)];
+    if (!last) return [invalid, folderCheck(root, root), stateCheck(root, root)];
     program = last;
   }
   // only the scheduler this platform runs counts; the other's files are inert here
@@ -116,19 +171,20 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
         "config",
         `${program.configPath}: valid (launcher ${program.config.manager.launcher})`,
       ),
+    folderCheck(program.name, root),
     stateCheck(program.name, root),
-    timerCheck(program, covering, inert),
+    guarded(program.name, "timer", () => timerCheck(program, covering, inert)),
     ...[tmuxCheck(program, covering)].filter((c): c is Check => c !== null),
-    cadenceCheck(program, covering),
-    activityCheck(program),
-    lastTickCheck(program, covering),
-    watcherCheck(program, nativeScheduler()),
+    guarded(program.name, "cadence", () => cadenceCheck(program, covering)),
+    guarded(program.name, "activity", () => activityCheck(program)),
+    guarded(program.name, "last_tick", () => lastTickCheck(program, covering)),
+    guarded(program.name, "watcher", () => watcherCheck(program, nativeScheduler())),
     ...toolChecks(program, covering),
-    statuslineCheck(program),
+    guarded(program.name, "statusline", () => statuslineCheck(program)),
     ...hookChecks(program),
     ...claudeChecks(program, covering),
     ...[trustCheck(program), permissionCheck(program)].filter((c): c is Check => c !== null),
-    pagesCheck(program),
+    guarded(program.name, "pages", () => pagesCheck(program)),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),
   ];
 }
@@ -136,7 +192,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
 export function runChecks(roots: string[]): Check[] {
   const home = homeDir();
   const installed = [...installedLaunchd(home), ...installedSystemd(home)];
-  const checks: Check[] = [nodeCheck()];
+  const checks: Check[] = [nodeCheck(), ...hostChecks(home)];
   if (!roots.length)
     checks.push({
       program: null,

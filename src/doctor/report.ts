@@ -1,3 +1,4 @@
+import { shownLine } from "../util/sanitize.js";
 import type { Check } from "./checks.js";
 
 /** `doctor --json`: one document; `ok` is false when any check failed. */
@@ -14,11 +15,14 @@ export function humanReport(checks: Check[]): string {
   // A fix shown once (the seat's settings snippet answers four checks) is not printed again.
   const shown = new Map<string, string>();
   for (const c of checks) {
-    lines.push(`${c.status.padEnd(4)}  ${who(c).padEnd(w1)}  ${c.check.padEnd(w2)}  ${c.detail}`);
+    // A detail names folders and quotes files: one line each, whatever they hold.
+    lines.push(
+      `${c.status.padEnd(4)}  ${who(c).padEnd(w1)}  ${c.check.padEnd(w2)}  ${shownLine(c.detail)}`,
+    );
     if (!c.fix) continue;
     const first = shown.get(c.fix);
     lines.push(
-      `${" ".repeat(4 + 2 + w1 + 2 + w2 + 2)}fix: ${first ? `the same as for ${first} above` : c.fix}`,
+      `${" ".repeat(4 + 2 + w1 + 2 + w2 + 2)}fix: ${first ? `the same as for ${first} above` : shownLine(c.fix)}`,
     );
     if (!first) shown.set(c.fix, c.check);
   }

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
@@ -125,6 +125,13 @@ async function contextOf(
   }
   if (!existsSync(transcript)) {
     notices.push(`transcript ${transcript} does not exist: context size unknown`);
+    return { transcript, contextTokens: null };
+  }
+  // A FIFO or a device is refused before it is opened: opening one blocks (DESIGN §18).
+  if (!statSync(transcript).isFile()) {
+    notices.push(
+      `transcript ${transcript} is not a regular file (a FIFO, a device or a folder): not read; context size unknown`,
+    );
     return { transcript, contextTokens: null };
   }
   let contextTokens: number | null = null;

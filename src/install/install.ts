@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { RefusedError } from "../errors.js";
 import { formatDuration } from "../util/duration.js";
 import { type Installed, installedOf, type Scheduler } from "./installed.js";
@@ -68,7 +68,9 @@ const bootout = (label: string): Step => ({
 export function shimSteps(env: NodeJS.ProcessEnv): Step[] {
   const { dir, shim } = sheepdogBin(env);
   if (!shim) return [];
+  // The host state dir first: made 0700, or narrowed when an older install left it open.
   return [
+    { op: "mkdir", path: dirname(dir) },
     { op: "mkdir", path: dir },
     { op: "write", path: shim.path, content: shim.content, mode: LAUNCHER_FILE_MODE },
   ];

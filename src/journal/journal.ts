@@ -1,9 +1,9 @@
-import { closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { withMutex } from "../lock/dir-lock.js";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
-import { isErrno } from "../util/fs.js";
-import { appendLines, parseJsonl } from "../util/jsonl.js";
+import { isErrno, openRegular, openStateFile } from "../util/fs.js";
+import { appendLines, parseJsonl, readRange } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
 
 /** One journal line: every event has `at` (ISO-8601 UTC) and `type`. */
@@ -17,6 +17,12 @@ export interface JournalEvent {
 
 export const JOURNAL = "journal.jsonl";
 const ROTATED_KEPT = 5;
+/**
+ * The most of one journal file read (DESIGN §18): a file larger than this (a rotation that
+ * could not happen, a hand-made file) is read from its end, so no command meets V8's string
+ * limit (512 MB) and a program is never wedged by its own journal.
+ */
+export const JOURNAL_READ_MAX = 64 * 1024 * 1024;
 
 function maxBytes(): number {
   const fromEnv = Number(process.env.SHEEPDOG_JOURNAL_MAX_BYTES);
@@ -39,7 +45,7 @@ export function appendEvent(
   const full: JournalEvent = { at: iso(now), ...event } as JournalEvent;
   const path = join(stateDir, JOURNAL);
   rotateIfLarge(stateDir, path);
-  const fd = openSync(path, "a+", 0o600);
+  const fd = openStateFile(path, "a+");
   try {
     const line = `${JSON.stringify(full)}\n`;
     if (faultArmed(`journal.torn.${event.type}`)) {
@@ -65,12 +71,30 @@ function isEvent(v: unknown): v is JournalEvent {
 }
 
 function readOne(path: string): JournalEvent[] {
+  let fd: number;
   try {
-    return parseJournal(readFileSync(path, "utf8"));
+    fd = openRegular(path, { noFollow: true });
   } catch (err) {
     if (isErrno(err, "ENOENT")) return [];
     throw err;
   }
+  try {
+    return parseJournal(tailText(fd, JOURNAL_READ_MAX));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A file's text, or its last `max` bytes from the first line that starts in them (what a
+ * file too large to read whole has at its end: the newest events).
+ */
+function tailText(fd: number, max: number): string {
+  const size = fstatSync(fd).size;
+  if (size <= max) return readRange(fd, 0, size);
+  const text = readRange(fd, size - max, max);
+  const nl = text.indexOf("\n");
+  return nl < 0 ? "" : text.slice(nl + 1);
 }
 
 /**
@@ -118,7 +142,8 @@ function rotateIfLarge(stateDir: string, path: string): void {
       throw err;
     }
     if (now < maxBytes()) return;
-    // The file about to drop out of replay's view hands its newest event of each type forward.
+    // The file about to drop out of replay's view hands its newest event of each type forward
+    // (read from its end when it is too large to read whole; the file itself is only renamed).
     const leaving = readOne(join(stateDir, rotatedName(1)));
     // Kept in append order, which is the truth (a clock stepped back must not put a start
     // before its intent): each by the place of its last occurrence.
@@ -137,7 +162,7 @@ function rotateIfLarge(stateDir: string, path: string): void {
         .sort((a, b) => a.i - b.i)
         .map(({ e }) => JSON.stringify({ ...e, carried: true }))
         .join("\n");
-      const fd = openSync(path, "a", 0o600);
+      const fd = openStateFile(path, "a");
       try {
         writeSync(fd, `${carried}\n`);
       } finally {

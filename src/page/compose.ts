@@ -105,16 +105,32 @@ interface PageInput {
   arg: string;
   why: string | null;
   now: number;
+  /** Whether a screen an event carries may go into the page (`page.screen`, default true). */
+  screen: boolean;
 }
 
 /** Title, message (what happened, why, the one command that answers it), priority and tags. */
 export function composePage(
   kind: PageKind,
   e: JournalEvent,
-  program: { name: string; arg: string },
+  program: { name: string; arg: string; screen?: boolean },
   now: number,
 ): Page {
-  return composers[kind]({ e, name: program.name, arg: program.arg, why: reasonOf(e), now });
+  const screen = program.screen !== false;
+  return composers[kind]({
+    e,
+    name: program.name,
+    arg: program.arg,
+    why: reasonOf(e),
+    now,
+    screen,
+  });
+}
+
+/** The screen an event carries, unless `page.screen: false` keeps screens off the phone. */
+function screenOf(e: JournalEvent, allowed: boolean): string | null {
+  if (!allowed || typeof e.screen !== "string" || !e.screen.trim()) return null;
+  return e.screen.trimEnd();
 }
 
 /** One composer per kind of page. */
@@ -188,9 +204,9 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       tags: ["warning"],
     };
   },
-  blocked: ({ e, name, arg, why }) => {
+  blocked: ({ e, name, arg, why, screen: allowed }) => {
     const pid = typeof e.pid === "number" ? ` (pid ${e.pid})` : "";
-    const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+    const screen = screenOf(e, allowed);
     // Held before its claim (rule 12): replaced after claim_grace, and every start alike until
     // the cause is fixed; doctor names the permission setting when that is it.
     if (typeof e.waiting_for === "string")
@@ -273,8 +289,8 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       tags: ["warning", "pause_button"],
     };
   },
-  start_failed: ({ e, name, arg, why }) => {
-    const screen = typeof e.screen === "string" && e.screen.trim() ? e.screen.trimEnd() : null;
+  start_failed: ({ e, name, arg, why, screen: allowed }) => {
+    const screen = screenOf(e, allowed);
     return {
       title: `${name}: the manager did not start`,
       message: lines(
@@ -318,7 +334,7 @@ export function composeReminder(
   standDown: JournalEvent,
   n: number,
   of: number,
-  program: { name: string; arg: string },
+  program: { name: string; arg: string; screen?: boolean },
   now: number,
 ): Page {
   const first = composePage("stood_down", standDown, program, now);

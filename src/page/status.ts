@@ -1,15 +1,25 @@
 import type { ProgramContext } from "../config/context.js";
 import { type JournalEvent, readEvents } from "../journal/journal.js";
-import { iso } from "../util/time.js";
-import { nextReminderAt, type PagePolicy, pageHistory, stillRelevant } from "./plan.js";
+import { iso, parseIso } from "../util/time.js";
+import { nextReminderAt, type PagePolicy, pageHistory, retryDelay, stillRelevant } from "./plan.js";
 
 /** What `status` shows about pages (snake_case: it goes into `status --json`). */
 export interface PageStatus {
   /** Whether `page.ntfy` is configured at all. */
   configured: boolean;
   last_page: { at: string; kind: string; title: string; priority: number } | null;
-  /** Pages that failed and have not been delivered since; the next tick retries them. */
-  undelivered: { at: string; kind: string; title: string; error: string }[];
+  /**
+   * Pages that failed and have not been delivered since: when and why they last failed, how
+   * many times, and when a tick tries again (backing off, DESIGN §18).
+   */
+  undelivered: {
+    at: string;
+    kind: string;
+    title: string;
+    error: string;
+    failures: number;
+    next_try: string;
+  }[];
   /** When the next stand-down reminder falls due (ISO), or null. */
   next_reminder: string | null;
   reminders_left: number | null;
@@ -26,12 +36,17 @@ export function pageStatusOf(
   for (const e of h.lastPaged.values()) if (!last || e.at > last.at) last = e;
   const undelivered = [...h.pending]
     .filter(([kind]) => stillRelevant(kind, h.state))
-    .map(([kind, e]) => ({
-      at: e.at,
-      kind,
-      title: String((e.page as { title?: unknown }).title ?? ""),
-      error: String(e.error ?? ""),
-    }));
+    .map(([kind, e]) => {
+      const f = h.failures.get(kind) ?? { count: 1, at: e.at, error: String(e.error ?? "") };
+      return {
+        at: f.at,
+        kind,
+        title: String((e.page as { title?: unknown }).title ?? ""),
+        error: f.error,
+        failures: f.count,
+        next_try: iso(parseIso(f.at) + retryDelay(f.count)),
+      };
+    });
   const due = configured ? nextReminderAt(h, policy) : null;
   return {
     configured,

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../util/fs.js";
-import { ensureHostDir, hostStateDir } from "./host-state.js";
+import { ensureHostDir, hostDir } from "./host-state.js";
 
 const HOOKS = "hooks";
 /** Session ids are uuids; anything else is not used as a file name. */
@@ -93,10 +93,9 @@ export function writeHookRecord(
   record: StopRecord | NotificationRecord,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
-  const dir = join(hostStateDir(env), HOOKS);
+  const dir = ensureHostDir(HOOKS, env); // checked (and made 0700 when absent)
   const path = pathOf(dir, record.session_id, kind);
   const fresh = !existsSync(path);
-  if (fresh) ensureHostDir(HOOKS, env);
   writeFileAtomic(path, `${JSON.stringify(record)}\n`);
   if (fresh) prune(dir, Date.parse(record.at));
   return path;
@@ -118,7 +117,7 @@ export function readHookRecords(
   session: string,
   env: NodeJS.ProcessEnv = process.env,
 ): { stop: StopRecord | null; notification: NotificationRecord | null } {
-  const dir = join(hostStateDir(env), HOOKS);
+  const dir = hostDir(HOOKS, env);
   const read = <T>(kind: HookKind): T | null => {
     if (!SESSION.test(session)) return null;
     try {

@@ -1,13 +1,13 @@
 // Usage readings per seat (DESIGN §5): one JSONL file per seat under the host state dir,
 // appended by every statusline update and by the watchdog when it sees a refusal.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { isErrno, writeFileAtomic } from "../util/fs.js";
+import { openStateFile, writeFileAtomic } from "../util/fs.js";
 import { appendLines, jsonValues, parseJsonlWith, readRange } from "../util/jsonl.js";
 import { onFirstUse, orElse } from "../util/lenient.js";
 import { iso } from "../util/time.js";
-import { ensureHostDir, hostStateDir, seatKey } from "./host-state.js";
+import { ensureHostDir, hostDir, hostStateDir, seatKey } from "./host-state.js";
 
 export type UsageWindow = "five_hour" | "seven_day";
 export const WINDOWS: readonly UsageWindow[] = ["five_hour", "seven_day"];
@@ -99,6 +99,7 @@ export function parseReadings(text: string): Reading[] {
 }
 
 export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env): Reading[] {
+  hostDir(USAGE, env); // forged readings from a folder others can write would pause the seat
   try {
     return parseReadings(readFileSync(readingsPath(seat, env), "utf8"));
   } catch {
@@ -108,7 +109,7 @@ export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env)
 
 /** Every seat that has readings on this host. */
 export function seatsWithReadings(env: NodeJS.ProcessEnv = process.env): string[] {
-  const dir = join(hostStateDir(env), USAGE);
+  const dir = hostDir(USAGE, env);
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -226,15 +227,9 @@ export function appendReadings(
   env: NodeJS.ProcessEnv = process.env,
 ): Reading[] {
   if (readings.length === 0) return [];
+  ensureHostDir(USAGE, env); // checked (and made 0700 when absent): one lstat a level
   const path = readingsPath(seat, env);
-  let fd: number;
-  try {
-    fd = openSync(path, "a+", 0o600);
-  } catch (err) {
-    if (!isErrno(err, "ENOENT")) throw err;
-    ensureHostDir(USAGE, env); // only the first reading of a host pays for the mkdir
-    fd = openSync(path, "a+", 0o600);
-  }
+  const fd = openStateFile(path, "a+");
   let size: number;
   let written: Reading[];
   try {

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { parseJournal } from "../journal/journal.js";
+import { openRegular } from "../util/fs.js";
 
 /**
  * Events only a watchdog pass writes. A pass's own journal lines must not trigger another pass
@@ -57,7 +58,7 @@ export function journalChange(
 ): { relevant: boolean; mark: JournalMark | null } {
   let fd: number;
   try {
-    fd = openSync(join(stateDir, "journal.jsonl"), "r");
+    fd = openRegular(join(stateDir, "journal.jsonl"), { noFollow: true });
   } catch {
     return { relevant: mark !== null, mark: null };
   }

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import type { StartRecord } from "../journal/replay.js";
@@ -14,6 +14,56 @@ import type { Facts } from "./facts.js";
 import { holderTranscript } from "./holder-transcript.js";
 
 const TAIL_BYTES = 64 * 1024;
+/** evidence/ keeps the newest this many folders (DESIGN §18)… */
+export const EVIDENCE_KEPT = 20;
+/** …and at most this much in all. */
+export const EVIDENCE_MAX_BYTES = 50 * 1024 * 1024;
+
+/** The bytes of the files directly in a folder (evidence folders hold only files). */
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    try {
+      total += lstatSync(join(dir, name)).size;
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * Bounded for a year unattended (DESIGN §18): removes the oldest evidence folders until the
+ * newest EVIDENCE_KEPT remain and they hold at most EVIDENCE_MAX_BYTES; `keep` (the one just
+ * written) always stays. Folder names start with their UTC time, so their order is their age.
+ */
+export function pruneEvidence(base: string, keep: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(base).filter((n) => /^\d{8}T\d{6}Z-./.test(n));
+  } catch {
+    return [];
+  }
+  names.sort().reverse(); // newest first
+  const removed: string[] = [];
+  let total = 0;
+  let full = false; // past the bounds: this folder and every older one go
+  for (const [i, name] of names.entries()) {
+    const dir = join(base, name);
+    let bytes = 0;
+    try {
+      bytes = folderBytes(dir);
+    } catch {
+      continue;
+    }
+    full ||= i >= EVIDENCE_KEPT || total + bytes > EVIDENCE_MAX_BYTES;
+    if (full && dir !== keep) {
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } else total += bytes;
+  }
+  return removed;
+}
 
 /** `.sheepdog/evidence/<time>-<what>/`, made 0700. */
 function evidenceDir(program: ProgramContext, now: number, what: string): string {
@@ -68,6 +118,7 @@ export async function keepStartEvidence(
   }
   writeJsonAtomic(join(dir, "start.json"), start);
   writeFileAtomic(join(dir, "README.txt"), `${reason}\n${notes.join("\n")}\n`);
+  pruneEvidence(join(program.stateDir, "evidence"), dir);
   return dir;
 }
 
@@ -116,5 +167,6 @@ export async function keepEvidence(
     }
   }
   writeFileAtomic(join(dir, "README.txt"), `${decision.reason}\n${notes.join("\n")}\n`);
+  pruneEvidence(join(program.stateDir, "evidence"), dir);
   return dir;
 }

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
-import { firstSight } from "../config/last-valid.js";
+import { sightOf } from "../config/last-valid.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { rotateManagerLog } from "../launch/manager-log.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -75,9 +76,13 @@ function journalSleepGap(program: ProgramContext, facts: Facts, now: number): vo
  * program.json turned invalid (DESIGN §16): the tick goes on with the last valid config, and
  * journals `config_invalid {file, error}` once per broken text, for the pages hook (high).
  */
-function journalConfigInvalid(program: ProgramContext, now: number): JournalEvent | null {
+function journalConfigInvalid(
+  program: ProgramContext,
+  now: number,
+  settleMs: number,
+): JournalEvent | null {
   const invalid = program.configInvalid;
-  if (!invalid || !firstSight(program.stateDir, invalid)) return null;
+  if (!invalid || !sightOf(program.stateDir, invalid, { now, settleMs })) return null;
   return appendEvent(
     program.stateDir,
     { type: "config_invalid", file: invalid.file, error: invalid.error },
@@ -99,6 +104,18 @@ async function leaseOf(
   return leaseFacts(program, now, mode);
 }
 
+/**
+ * What a running manager and the watchdog keep writing stays bounded (DESIGN §18): manager.log
+ * rotates at its bound even while one chatty manager lives. Never fails a pass.
+ */
+function boundLogs(program: ProgramContext): void {
+  try {
+    rotateManagerLog(program.stateDir);
+  } catch {
+    // the next tick tries again; supervision does not wait on a log
+  }
+}
+
 /** The programs whose pass runs now: a deadline or a signal journals each of them. */
 export const inFlight = new Set<ProgramContext>();
 
@@ -109,7 +126,12 @@ export const inFlight = new Set<ProgramContext>();
  */
 export async function tickProgram(
   program: ProgramContext,
-  opts: { dryRun?: boolean; now?: number } = {},
+  opts: {
+    dryRun?: boolean;
+    now?: number;
+    /** watch: a broken program.json is journaled only once read the same this far apart. */
+    configSettleMs?: number;
+  } = {},
 ): Promise<ProgramReport> {
   const now = opts.now ?? Date.now();
   const report = (facts: Facts, d: Decision, actions: string[]): ProgramReport => ({
@@ -143,8 +165,9 @@ export async function tickProgram(
     let actions: string[] = [];
     try {
       faultPoint("tick.locked");
+      boundLogs(program);
       await phoneAnswers(program, now);
-      const invalid = journalConfigInvalid(program, now);
+      const invalid = journalConfigInvalid(program, now, opts.configSettleMs ?? 0);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
       const lease = await leaseOf(program, now, "hold");
