@@ -155,7 +155,23 @@ function turnErrorOf(error: Json): TurnError | null {
     kind = Object.keys(info)[0] ?? null;
     status = num(kind ? info[kind]?.http_status_code : null);
   }
-  return { status, error: kind, text: (str(error.message) ?? "").slice(0, 300) };
+  return {
+    status,
+    error: kind,
+    text: (str(error.message) ?? "").slice(0, 300),
+    cause: causeOf(kind, status),
+  };
+}
+
+/**
+ * What a turn's error calls for (codex-rs `CodexErrorInfo`, snake_case): the usage limit is
+ * the refusal rule's; credentials a restart cannot fix; anything else passes (Codex has already
+ * retried it: a plain 429 is `response_too_many_failed_attempts`, not a limit).
+ */
+function causeOf(kind: string | null, status: number | null): TurnError["cause"] {
+  if (kind === "usage_limit_exceeded") return "usage_limit";
+  if (kind === "unauthorized" || status === 401 || status === 402 || status === 403) return "auth";
+  return "transient";
 }
 
 /**
@@ -181,12 +197,15 @@ function openToolOf(l: Line): OpenTool {
   try {
     args = typeof l.p?.arguments === "string" ? JSON.parse(l.p.arguments) : null;
   } catch {}
+  const due = dueMs(name, args);
   return {
     name,
     id: l.callId ?? "",
     since: l.at ?? "",
-    timeout_ms: dueMs(name, args),
+    timeout_ms: due,
     ...(typeof args?.cmd === "string" ? { command: args.cmd } : {}),
+    // Past its yield time the output is overdue: Codex itself is stuck, not the command.
+    ...(due !== null ? { limit_ms: due } : {}),
   };
 }
 
@@ -260,7 +279,13 @@ function decides(l: Line): TailState | "call" | "output" | null {
       return {
         state: "ended",
         at,
-        error: { status: null, error: reason, text: `turn aborted: ${reason}` },
+        error: {
+          status: null,
+          error: reason,
+          text: `turn aborted: ${reason}`,
+          // A person's Esc (`interrupted`): not a limit, and nothing a restart mends.
+          cause: "transient",
+        },
       };
     }
     if (l.kind === "task_started" || l.kind === "user_message")
@@ -347,6 +372,12 @@ export function readRollout(
           else zeroInput = num(last.total_tokens);
         }
       }
+    }
+    // The usage of a response whose token_count is not written yet (Codex writes that after
+    // the calls' outputs): a save in the middle of its own call reads the context it was sent.
+    if (l.type === "token_usage_record" && l.p && context === undefined) {
+      const input = num(l.p.usage?.input_tokens);
+      if (input !== null && input > 0) context = zeroInput !== undefined ? null : input;
     }
     if (l.type === "compacted" && context === undefined)
       // Right after a compaction the next token_count's total is Codex's own estimate; with no
