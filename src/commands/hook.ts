@@ -5,23 +5,37 @@
 import { readFileSync } from "node:fs";
 import { EXIT, UsageError } from "../errors.js";
 import { quiet } from "../usage/hook-quiet.js";
-import { type HookKind, hookRecordOf, writeHookRecord } from "../usage/hook-records.js";
+import {
+  codexRolloutSeat,
+  type HookKind,
+  hookRecordOf,
+  type StopRecord,
+  writeHookRecord,
+} from "../usage/hook-records.js";
 
 /**
  * `Stop` and `Notification` (DESIGN §14): recorded per session for the activity verdict. No
  * output, ever, and exit 0: a Stop hook's output or exit 2 would keep Claude from stopping.
+ * Codex's Stop (DESIGN §19) names its rollout: that is recorded for the Codex process too
+ * (src/usage/codex-stop-session.ts), so the watchdog finds the manager's own rollout.
  */
-function record(kind: HookKind): number {
+async function record(kind: HookKind): Promise<number> {
   try {
     const found = hookRecordOf(kind, JSON.parse(readFileSync(0, "utf8")), Date.now());
     if (found) writeHookRecord(kind, found);
+    const seat = found && kind === "stop" ? codexRolloutSeat(found.transcript_path) : null;
+    if (found && seat)
+      (await import("../usage/codex-stop-session.js")).recordCodexSession(
+        found as StopRecord,
+        seat,
+      );
   } catch (err) {
     quiet(`recording the ${kind} payload`, err);
   }
   return EXIT.ok;
 }
 
-const USAGE = `usage: sheepdog hook stop-failure|stop|notification   (Claude Code's StopFailure, Stop and Notification hooks)`;
+const USAGE = `usage: sheepdog hook stop-failure|stop|notification   (Claude Code's StopFailure, Stop and Notification hooks; Codex's Stop)`;
 
 export async function run(argv: string[]): Promise<number> {
   const [event, ...rest] = argv;
