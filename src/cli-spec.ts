@@ -63,7 +63,7 @@ const wide = {
 
 export const COMMAND_SPECS = {
   init: {
-    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--json]"],
+    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--agent claude|codex] [--json]"],
     about: "write program.json (every default spelled out) and a placeholder MANAGER-PROMPT.md",
     positionals: true,
     options: {
@@ -76,6 +76,11 @@ export const COMMAND_SPECS = {
         type: "string",
         arg: "KIND",
         help: "how the manager is started: command (the default), tmux or herdr",
+      },
+      agent: {
+        type: "string",
+        arg: "AGENT",
+        help: "the manager's agent: claude (Claude Code, the default) or codex (the Codex CLI; also writes sheepdog's profile in $CODEX_HOME)",
       },
       json,
     },

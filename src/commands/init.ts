@@ -1,5 +1,12 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import {
+  codexManager,
+  codexPromptPlaceholder,
+  initSeat,
+  writeProfile,
+} from "../agent/codex/init.js";
+import { AGENTS, type AgentKind } from "../agent/kinds.js";
 import { CONFIG_FILE, parseConfig } from "../config/load.js";
 import {
   DEFAULT_PROMPT,
@@ -16,7 +23,26 @@ import { expandHome } from "../util/fs.js";
 export const PROMPT_FILE = "MANAGER-PROMPT.md";
 
 /** The program.json `init` writes: every defaulted setting spelled out, optional sections left out. */
-export function initialConfig(name: string, launcher: LauncherKind): Record<string, unknown> {
+export function initialConfig(
+  name: string,
+  launcher: LauncherKind,
+  agent: AgentKind = "claude",
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, unknown> {
+  const manager: Record<string, unknown> =
+    agent === "codex"
+      ? codexManager(launcher, name, DEFAULT_PROMPT, env)
+      : claudeManager(launcher, name);
+  return {
+    name,
+    manager,
+    watchdog: { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
+    hand_over_tokens: DEFAULTS.hand_over_tokens,
+    usage: { ...DEFAULTS.usage },
+  };
+}
+
+function claudeManager(launcher: LauncherKind, name: string): Record<string, unknown> {
   const manager: Record<string, unknown> = { launcher, prompt: DEFAULT_PROMPT, env: {} };
   // Without a terminal claude answers once and exits (DESIGN §7): the command launcher runs it in
   // print mode; an interactive manager wants the tmux or herdr launcher.
@@ -31,13 +57,7 @@ export function initialConfig(name: string, launcher: LauncherKind): Record<stri
       args: [],
       accept_trust_dialog: false,
     };
-  return {
-    name,
-    manager,
-    watchdog: { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
-    hand_over_tokens: DEFAULTS.hand_over_tokens,
-    usage: { ...DEFAULTS.usage },
-  };
+  return manager;
 }
 
 const PROMPT_PLACEHOLDER = (name: string) => `# Manager prompt for ${name}
@@ -86,23 +106,47 @@ export async function run(argv: string[]): Promise<number> {
       `--launcher: expected one of ${LAUNCHERS.join(", ")}, got ${JSON.stringify(values.launcher)}`,
     );
   }
+  const agent = (values.agent ?? "claude") as AgentKind;
+  if (!AGENTS.includes(agent))
+    throw new UsageError(
+      `--agent: expected one of ${AGENTS.join(", ")}, got ${JSON.stringify(values.agent)}`,
+    );
   const configPath = join(root, CONFIG_FILE);
   const promptPath = join(root, PROMPT_FILE);
   for (const path of [configPath, promptPath]) {
     if (existsSync(path)) throw new RefusedError(`${path} already exists; not overwriting it`);
   }
-  const text = `${JSON.stringify(initialConfig(name, launcher), null, 2)}\n`;
+  const text = `${JSON.stringify(initialConfig(name, launcher, agent), null, 2)}\n`;
   parseConfig(text, configPath); // what init writes must pass check
   mkdirSync(root, { recursive: true });
   writeFileSync(configPath, text, { flag: "wx", mode: 0o644 });
-  writeFileSync(promptPath, PROMPT_PLACEHOLDER(name), { flag: "wx", mode: 0o644 });
+  const placeholder = agent === "codex" ? codexPromptPlaceholder(name) : PROMPT_PLACEHOLDER(name);
+  writeFileSync(promptPath, placeholder, { flag: "wx", mode: 0o644 });
+  const created = [configPath, promptPath];
+  const lines = [`created ${configPath}`, `created ${promptPath}`];
+  let updated: string[] = [];
+  if (agent === "codex") {
+    // The seat's profile: permissions, this root's trust, the trusted Stop hook (DESIGN §19).
+    const profile = writeProfile(initSeat(), root);
+    if (profile.created) created.push(profile.path);
+    else if (profile.changed) updated = [profile.path];
+    if (profile.created || profile.changed)
+      lines.push(`${profile.created ? "created" : "updated"} ${profile.path}`);
+  }
   if (values.json) {
-    const out = { program: name, root, created: [configPath, promptPath], launcher };
+    const out = {
+      program: name,
+      root,
+      created,
+      ...(updated.length ? { updated } : {}),
+      launcher,
+      agent,
+    };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return EXIT.ok;
   }
   process.stdout.write(
-    `created ${configPath}\ncreated ${promptPath}\nnext: edit both, then run: sheepdog check --program ${root}\n`,
+    `${lines.join("\n")}\nnext: edit both, then run: sheepdog check --program ${root}${agent === "codex" ? ` and sheepdog doctor --program ${root}` : ""}\n`,
   );
   return EXIT.ok;
 }

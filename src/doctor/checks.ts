@@ -6,6 +6,7 @@ import { allProgramRoots, resolveProgramRoot, sheepdogHome } from "../config/res
 import { type Installed, installedLaunchd, installedSystemd } from "../install/installed.js";
 import { homeDir } from "../install/target.js";
 import { stateDirOf, stateDirProblem } from "../state/dir.js";
+import { agentChecks } from "./agent-checks.js";
 import { bad, type Check, nativeScheduler, ok } from "./check.js";
 import { leaseCheck } from "./lease-check.js";
 import {
@@ -15,8 +16,7 @@ import {
   lastTickCheck,
   timerCheck,
 } from "./schedule-checks.js";
-import { hookChecks, pagesCheck, statuslineCheck, toolChecks } from "./tool-checks.js";
-import { trustCheck } from "./trust.js";
+import { pagesCheck, toolChecks } from "./tool-checks.js";
 import { watcherCheck } from "./watcher.js";
 
 export { type Check, nativeScheduler, type Status } from "./check.js";
@@ -109,9 +109,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     lastTickCheck(program, covering),
     watcherCheck(program, nativeScheduler()),
     ...toolChecks(program, covering),
-    statuslineCheck(program),
-    ...hookChecks(program),
-    ...[trustCheck(program)].filter((c): c is Check => c !== null),
+    ...agentChecks(program),
     pagesCheck(program),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),
   ];
