@@ -58,6 +58,11 @@ export interface Agent extends AgentFacts {
   tail(transcript: string): TailState;
   /** The name its shell tool has in the transcript (`save` waits for its own call). */
   shellTool: string;
+  /**
+   * Whether the context at the transcript's end is the newest response's (Codex writes a
+   * response's usage a moment after its call): `save` waits for it, as for its own call.
+   */
+  contextReady(transcript: string): boolean;
   /** The session a transcript belongs to (its hooks are recorded under it). */
   sessionOf(transcript: string): string | null;
   /** When a side transcript of the session last grew (Claude's sub-agents), epoch ms. */

@@ -88,8 +88,8 @@ const OWN_CALL_WAIT_MS = 1000;
  */
 async function ownCallWritten(path: string, agent: Agent): Promise<void> {
   const end = performance.now() + OWN_CALL_WAIT_MS; // a clock step must not stretch it
-  while (!ownCallAtEnd(agent.tail(path), agent.shellTool) && performance.now() < end)
-    await new Promise((r) => setTimeout(r, 20));
+  const ready = () => ownCallAtEnd(agent.tail(path), agent.shellTool) && agent.contextReady(path);
+  while (!ready() && performance.now() < end) await new Promise((r) => setTimeout(r, 20));
 }
 
 /**

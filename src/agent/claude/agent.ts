@@ -50,6 +50,7 @@ export const claude: Agent = {
   readings: () => [],
   tail: (transcript) => transcriptTail(transcript),
   shellTool: "Bash",
+  contextReady: () => true,
   sessionOf: (transcript) => basename(transcript, ".jsonl"),
   sideGrewAt: subagentsGrewAt,
   runsIn: runsClaude,

@@ -50,6 +50,7 @@ function stateOf(path: string): RolloutState {
   } catch {
     state = {
       context_tokens: null,
+      context_at: null,
       model_context_window: null,
       readings: null,
       refusal: null,
@@ -105,6 +106,11 @@ export const codex: Agent = {
   readings: (transcript) => readingsOf(stateOf(transcript), rolloutSession(transcript)),
   tail: (transcript) => stateOf(transcript).activity,
   shellTool: "exec_command",
+  contextReady(transcript) {
+    const s = stateOf(transcript);
+    if (s.activity.state !== "tool_open") return true;
+    return s.context_at != null && s.context_at >= s.activity.tool.since;
+  },
   sessionOf: rolloutSession,
   sideGrewAt: () => null,
   runsIn: runsCodex,

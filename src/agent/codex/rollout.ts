@@ -54,6 +54,8 @@ export interface CodexRefusal {
 export interface RolloutState {
   /** The context the next request carries; null when unknown (right after a compaction). */
   context_tokens: number | null;
+  /** The time of the line `context_tokens` was read from (a token_count or token_usage_record). */
+  context_at?: string | null;
   /** `model_context_window` (Codex's own: 95 % of the configured window). */
   model_context_window: number | null;
   readings: CodexReadings | null;
@@ -320,6 +322,7 @@ export function readRollout(
 ): RolloutState {
   const zone = o.localZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   let context: number | null | undefined;
+  let contextAt: string | null = null;
   /** A newer token_count with no input tokens: the estimate right after a compaction? */
   let zeroInput: number | null | undefined;
   let window: number | null = null;
@@ -368,8 +371,10 @@ export function readRollout(
           const input = num(last.input_tokens);
           if (zeroInput !== undefined)
             context = null; // zero input with no compaction before it
-          else if (input !== null && input > 0) context = input;
-          else zeroInput = num(last.total_tokens);
+          else if (input !== null && input > 0) {
+            context = input;
+            contextAt = l.at;
+          } else zeroInput = num(last.total_tokens);
         }
       }
     }
@@ -377,7 +382,10 @@ export function readRollout(
     // the calls' outputs): a save in the middle of its own call reads the context it was sent.
     if (l.type === "token_usage_record" && l.p && context === undefined) {
       const input = num(l.p.usage?.input_tokens);
-      if (input !== null && input > 0) context = zeroInput !== undefined ? null : input;
+      if (input !== null && input > 0) {
+        context = zeroInput !== undefined ? null : input;
+        contextAt = l.at;
+      }
     }
     if (l.type === "compacted" && context === undefined)
       // Right after a compaction the next token_count's total is Codex's own estimate; with no
@@ -416,6 +424,7 @@ export function readRollout(
   if (limitDone) refusal = refusalOf(limitDone, null, zone);
   return {
     context_tokens: context ?? null,
+    context_at: context === undefined || context === null ? null : contextAt,
     model_context_window: window,
     readings,
     refusal,
