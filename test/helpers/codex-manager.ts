@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { onTestFinished } from "vitest";
 import { sheepdog, tempDir } from "./cli.js";
 import { type CodexHome, codexEnv, makeCodexHome, rollouts } from "./codex-cli.js";
 import { exec, type FakeOpenAI, type Reply, type Rule, type Turn } from "./fake-openai.js";
@@ -22,10 +22,7 @@ export interface CodexProgram {
   tmux(...args: string[]): { code: number | null; out: string; err: string };
 }
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
+let made = 0;
 
 /** A response's usage for a context of `tokens` input tokens. */
 export const usageOf = (tokens: number) => ({
@@ -50,6 +47,8 @@ export function codexProgram(
     /** More settings for program.json's manager section. */
     manager?: Record<string, unknown>;
     tickEnv?: Record<string, string>;
+    /** The test's own `onTestFinished` (its context's, for tests that run at once). */
+    onFinished?: (fn: () => void) => void;
   } = {},
 ): CodexProgram {
   const home = tempDir("sd-codex-");
@@ -86,7 +85,7 @@ export function codexProgram(
   writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
   writeFileSync(join(root, "MANAGER-PROMPT.md"), "Claim, save, and hand over when told.\n");
   const tmpdir = tempDir("sd-tmux-");
-  const socket = `sd-codex-${process.pid}-${cleanups.length}-${Date.now() % 100000}`;
+  const socket = `sd-codex-${process.pid}-${made++}`;
   const tmux = (...args: string[]) => {
     const r = spawnSync("tmux", ["-L", socket, ...args], {
       encoding: "utf8",
@@ -104,7 +103,8 @@ export function codexProgram(
     PATH: path,
     ...(o.tickEnv ?? {}),
   };
-  cleanups.push(() => {
+  // Per test (the tests of a file may run at once): only this program's managers and server.
+  (o.onFinished ?? onTestFinished)(() => {
     // Every codex the program started, by exact pid and start time, then the server.
     for (const e of events(stateDir))
       if (e.type === "manager_started" && typeof e.pid === "number")
