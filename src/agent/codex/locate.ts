@@ -151,7 +151,7 @@ export function newestRollout(seat: string, root: string, since?: number): strin
 /** The manager's rollout (see the file's head). */
 export function findRollout(seat: string, q: TranscriptQuery): string | null {
   if (q.manager) {
-    const entry = lookupSession(q.manager);
+    const entry = lookupSession(q.manager, q.env);
     const path = entry?.transcript_path;
     if (path && isRolloutOf(seat, path)) {
       try {
