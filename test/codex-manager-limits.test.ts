@@ -78,7 +78,7 @@ describe.skipIf(skipWithout("codex", codex.why, CODEX_INSTALL))(
           when: (t) => t.main && t.lastUser.includes(DEFAULT_RESUME_LINE),
           reply: exec("sheepdog save", { usage: usageOf(16_000) }),
         },
-        ...managerModel({ tokens: 15_000, then: usageLimitReply(reset, { now }) }),
+        ...managerModel({ tokens: 15_000, afterSave: usageLimitReply(reset, { now }) }),
       );
       const clock = join(tempDir("sd-clock-"), "offset");
       const p = codexProgram(bin, api, {
@@ -133,7 +133,7 @@ describe.skipIf(skipWithout("codex", codex.why, CODEX_INSTALL))(
       onTestFinished,
     }) => {
       const api = await fresh();
-      api.script(...managerModel({ tokens: 15_000, then: { status: 429 } }));
+      api.script(...managerModel({ tokens: 15_000, afterSave: { status: 429 } }));
       const p = codexProgram(bin, api, {
         watchdog: { quiet_after: "1s" },
         onFinished: onTestFinished,

@@ -133,10 +133,15 @@ export const afterSave = (t: Turn) => t.main && /"saved_at"/.test(lastOutput(t))
 /**
  * The fake model as a Codex manager: claim (at `tokens` − 1,000 of context), then save (at
  * `tokens`), then (the first `handOvers` managers) hand over when save says so, else end the
- * turn. `then` answers the request after a save instead of the plain text.
+ * turn. `afterSave` answers the (first) request after a save instead of the plain text.
  */
 export function managerModel(
-  o: { tokens?: number; handOvers?: number; headers?: Record<string, string>; then?: Reply } = {},
+  o: {
+    tokens?: number;
+    handOvers?: number;
+    headers?: Record<string, string>;
+    afterSave?: Reply;
+  } = {},
 ): Rule[] {
   const tokens = o.tokens ?? 14_404;
   const headers = o.headers ?? {};
@@ -159,7 +164,9 @@ export function managerModel(
       times: o.handOvers ?? 0,
       reply: exec('sheepdog hand-over --note "context full"', { usage: usageOf(tokens), headers }),
     },
-    ...(o.then ? [{ name: "then", when: afterSave, reply: o.then } satisfies Rule] : []),
+    ...(o.afterSave
+      ? [{ name: "after save", when: afterSave, reply: o.afterSave } satisfies Rule]
+      : []),
     {
       name: "wait",
       when: (t) => afterSave(t) || (t.main && /released/.test(lastOutput(t))),

@@ -84,7 +84,11 @@ describe("what load refuses", () => {
       { agent: "codex", command: ["node", "toy.mjs", "{prompt}"] },
       null,
     ],
-    ["an unknown agent", { agent: "gemini" }, /manager\.agent: expected one of "claude", "codex", got "gemini"/],
+    [
+      "an unknown agent",
+      { agent: "gemini" },
+      /manager\.agent: expected one of "claude", "codex", got "gemini"/,
+    ],
     [
       "a resume line of two lines",
       { agent: "codex", resume_line: "a\nb" },
