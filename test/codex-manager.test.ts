@@ -4,7 +4,8 @@
 // exec`), the fake Responses API makes it claim, save and hand over through exec_command, and
 // the watchdog judges it from the rollouts Codex really wrote. Runs beside the rest (its own
 // file); each Codex turn takes about half a second.
-import { existsSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readHookRecords } from "../src/usage/hook-records.js";
@@ -95,6 +96,54 @@ describe.skipIf(skipWithout("codex", codex.why, CODEX_INSTALL))(
       expect(holder(p.stateDir)?.pid ?? b.pid).toBe(b.pid);
       // No app-server daemon was left behind (--no-daemon): no packages folder either.
       expect(existsSync(join(p.home.codexHome, "packages", "app-server-daemon"))).toBe(false);
+    });
+
+    it("tmux, the profile's trust taken away: accept_trust_dialog answers Trust this folder? and Hooks need review; without it the start fails with the screen", async () => {
+      const api = await fresh();
+      api.script(...managerModel({ tokens: 20_000 }));
+      const p = codexProgram(bin, api, {
+        manager: {
+          tmux: {
+            session: "catalog",
+            command: ["codex", "--no-daemon", "--profile", "sheepdog", "{prompt}"],
+            accept_trust_dialog: true,
+          },
+        },
+      });
+      const profile = join(p.home.codexHome, "sheepdog.config.toml");
+      const untrusted = readFileSync(profile, "utf8")
+        .replace(/\[projects\.[^\n]*\]\ntrust_level = "trusted"\n/, "")
+        .replace(/\[hooks\.state\.[^\n]*\]\ntrusted_hash = "[^"]*"\n/, "");
+      writeFileSync(profile, untrusted);
+      // Codex asks "Trust this folder?" for a git repository (0.171.0: a plain folder it does not).
+      execFileSync("git", ["init", "-q"], { cwd: p.root });
+      const t = await tickAsync(p.env);
+      expect(t.report.decision).toBe("start");
+      expect(ofType(p.stateDir, "manager_start_failed")).toEqual([]);
+      const [a] = starts(p.stateDir);
+      await waitForClaimBy(p.stateDir, a?.pid as number);
+
+      // Codex wrote both answers into the profile it runs with (the layer the hook came from),
+      // keeping what sheepdog wrote there.
+      const after = readFileSync(profile, "utf8");
+      expect(after).toContain(`[projects."${p.root}"]\ntrust_level = "trusted"`);
+      expect(after).toContain(`[hooks.state."${profile}:stop:0:0"]`);
+      expect(after).toContain("approval_policy"); // what sheepdog wrote is still there
+
+      // The same dialogs with accept_trust_dialog false: the start fails, nothing pressed.
+      const api2 = await fresh();
+      const q = codexProgram(bin, api2);
+      writeFileSync(
+        join(q.home.codexHome, "sheepdog.config.toml"),
+        untrusted.replaceAll(p.root, q.root),
+      );
+      const u = await tickAsync(q.env);
+      expect(u.code, u.stderr).toBe(0);
+      const [failed] = ofType(q.stateDir, "manager_start_failed");
+      expect(String(failed?.reason)).toMatch(/Codex is held at its trust dialog/);
+      // 0.171.0 asks about the hooks first, then the folder.
+      expect(String(failed?.screen)).toContain("Hooks need review");
+      expect(api2.turns()).toHaveLength(0);
     });
 
     it("command: codex exec claims, saves with its context, and exits; its output is in manager.log", async () => {
