@@ -45,7 +45,7 @@ const pid = {
 const transcript = {
   type: "string",
   arg: "PATH",
-  help: "the manager's Claude Code transcript (default: the one its statusline recorded, else the newest in its project folder)",
+  help: "the manager's transcript: Claude Code's, or a Codex rollout (default: the one its statusline or Stop hook recorded, else the newest in its project folder, or the newest rollout of the program root since the claim)",
 } as const satisfies OptionSpec;
 const progress = {
   type: "string",
@@ -216,7 +216,7 @@ export const COMMAND_SPECS = {
   hook: {
     usage: ["hook stop-failure", "hook stop", "hook notification"],
     about:
-      "Claude Code's StopFailure, Stop and Notification hooks: JSON on stdin; never fails loudly, exit 0",
+      "Claude Code's StopFailure, Stop and Notification hooks, and Codex's Stop: JSON on stdin; never fails loudly, exit 0",
     positionals: true,
     options: {},
   },
@@ -227,7 +227,7 @@ export const COMMAND_SPECS = {
       seat: {
         type: "string",
         arg: "DIR",
-        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop)",
+        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop) or its CODEX_HOME",
       },
       json,
     },
