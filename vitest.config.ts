@@ -31,6 +31,8 @@ const workers =
 const LONG_FIRST = [
   "claude-manager-limits.test.ts",
   "claude-activity.test.ts",
+  "claude-newest.test.ts",
+  "claude-limits-print.test.ts",
   "systemd-real.test.ts",
   "lease-hosts.test.ts",
   "watch.test.ts",

@@ -118,7 +118,7 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       expect(String(refusal?.text)).toMatch(
         /^You've hit your 5-hour limit · resets \d+:\d\d[ap]m \(UTC\)$/,
       );
-      // The transcript's own refusal names the same minute.
+      // The transcript's own refusal: the text names the same minute, its structure the second.
       const folder = join(p.seat.configDir, "projects", projectFolderName(p.root, {}));
       const transcript = await waitFor("the refusal in the transcript", () =>
         readdirSync(folder)
@@ -126,7 +126,8 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
           .map((f) => join(folder, f))
           .find((f) => refusalAtEnd(f, "UTC") !== null),
       );
-      expect(refusalAtEnd(transcript, "UTC")?.resets_at).toBe(Math.floor(reset / 60) * 60);
+      // Its structured rate_limit_info: the header's reset to the second (DESIGN §5).
+      expect(refusalAtEnd(transcript, "UTC")).toMatchObject({ resets_at: reset, exact: true });
       const t1 = await tickAsync(p.env);
       expect(t1.report.decision).toBe("pause");
       expect(ofType(p.stateDir, "paused")).toMatchObject([{ until, window: "five_hour" }]);

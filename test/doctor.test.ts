@@ -120,6 +120,7 @@ describe("doctor", () => {
       "stop_failure_hook",
       "stop_hook",
       "notification_hook",
+      "hook_events",
       "pages",
     ]);
     expect(report.checks[0]?.program).toBeNull();
@@ -129,7 +130,7 @@ describe("doctor", () => {
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 15 checks ok");
+    expect(human.stdout).toContain("all 16 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {

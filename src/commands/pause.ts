@@ -1,6 +1,6 @@
 import { openProgram } from "../config/context.js";
 import { EXIT, UsageError } from "../errors.js";
-import { appendEvent } from "../journal/journal.js";
+import { PAUSE_REASON, pauseUntil } from "../lifecycle/answers.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration, isDuration, parseDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
@@ -24,8 +24,8 @@ export async function run(argv: string[]): Promise<number> {
   const until = parseWhen(values.until, now);
   if (until <= now) throw new UsageError(`--until ${values.until}: that time has already passed`);
   const program = openProgram(values.program, { create: true });
-  const reason = "paused by a person";
-  appendEvent(program.stateDir, { type: "paused", until: iso(until), reason, window: null });
+  const reason = PAUSE_REASON;
+  pauseUntil(program, until, {}, now);
   if (values.json) {
     const out = { program: program.name, paused: true, until: iso(until), reason };
     process.stdout.write(`${JSON.stringify(out)}\n`);

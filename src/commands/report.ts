@@ -3,6 +3,7 @@ import { openProgramAt, selectRoots } from "../config/context.js";
 import { EXIT, SheepdogError, UsageError } from "../errors.js";
 import { readAllEvents } from "../journal/journal.js";
 import { reportHtml } from "../report/html.js";
+import { incidentSpans } from "../report/incidents.js";
 import { nightNumbers, verdict } from "../report/numbers.js";
 import { buildTimeline, type Timeline } from "../report/timeline.js";
 import { ensureHostDir } from "../usage/host-state.js";
@@ -39,9 +40,10 @@ function load(values: { program?: string; all?: boolean }, from: number, to: num
       stateDir = program.stateDir;
       const events = readAllEvents(program.stateDir);
       const pages_configured = program.config.page?.ntfy !== undefined;
-      timelines.push(
-        buildTimeline({ program: program.name, root, events, from, to, pages_configured }),
-      );
+      timelines.push({
+        ...buildTimeline({ program: program.name, root, events, from, to, pages_configured }),
+        incidents: incidentSpans(events, from, to),
+      });
     } catch (err) {
       if (roots.length === 1 || !(err instanceof SheepdogError)) throw err;
       // --all: one broken program must not hide the others' night.

@@ -137,6 +137,12 @@ function loadProblems(config: ProgramConfig): string[] {
         `lease.ttl: expected at least 2 × lease.margin + watchdog.interval (${formatDuration(least)}), got ${JSON.stringify(lease.ttl)}: a host could be taken over before it has fenced itself`,
       );
   }
+  // Commands on the page topic would ring the phone, and pages would be read as commands.
+  const ntfy = config.page?.ntfy;
+  if (ntfy?.control_topic !== undefined && ntfy.control_topic === ntfy.topic)
+    out.push(
+      `page.ntfy.control_topic: expected a topic other than page.ntfy.topic, got ${JSON.stringify(ntfy.control_topic)} for both`,
+    );
   const session = m.tmux?.session;
   if (m.launcher === "tmux" && session !== undefined && /[.:]/.test(session))
     out.push(

@@ -215,6 +215,15 @@ export const programSchema = z.strictObject({
           ),
           token_env: z.optional(text()),
           token_file: z.optional(text()),
+          // Where a page's `http` actions publish a person's answer (DESIGN §8); read by
+          // every tick (a poll) and by `watch` (a stream), never a port of ours.
+          control_topic: z.optional(
+            z.string().check(
+              z.regex(/^[A-Za-z0-9_-]{1,64}$/, {
+                message: "an ntfy topic (letters, digits, _ and -)",
+              }),
+            ),
+          ),
         }),
       ),
       cooldown: duration(DEFAULTS.page.cooldown),

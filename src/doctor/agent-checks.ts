@@ -3,20 +3,23 @@
 import type { AgentKind } from "../agent/kinds.js";
 import { agentKindOf } from "../agent/kinds.js";
 import type { Program } from "../config/load.js";
+import type { Installed } from "../install/installed.js";
 import type { Check } from "./check.js";
+import { claudeChecks } from "./claude-checks.js";
 import { codexChecks } from "./codex-checks.js";
 import { hookChecks, statuslineCheck } from "./tool-checks.js";
 import { trustCheck } from "./trust.js";
 
-const CHECKS: Record<AgentKind, (program: Program) => Check[]> = {
-  claude: (program) => [
+const CHECKS: Record<AgentKind, (program: Program, covering: Installed[]) => Check[]> = {
+  claude: (program, covering) => [
     statuslineCheck(program),
     ...hookChecks(program),
+    ...claudeChecks(program, covering),
     ...[trustCheck(program)].filter((c): c is Check => c !== null),
   ],
-  codex: codexChecks,
+  codex: (program) => codexChecks(program),
 };
 
-export function agentChecks(program: Program): Check[] {
-  return CHECKS[agentKindOf(program.config)](program);
+export function agentChecks(program: Program, covering: Installed[]): Check[] {
+  return CHECKS[agentKindOf(program.config)](program, covering);
 }

@@ -109,7 +109,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     lastTickCheck(program, covering),
     watcherCheck(program, nativeScheduler()),
     ...toolChecks(program, covering),
-    ...agentChecks(program),
+    ...agentChecks(program, covering),
     pagesCheck(program),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),
   ];

@@ -18,9 +18,15 @@ export interface ReplayedState {
   unpausedByPerson: JournalEvent | null;
 }
 
-/** Whether an `unpaused` event was a person's (`by: "person"`; older ones only said so). */
+/**
+ * Whether an `unpaused` event was a person's (`by: "person"`, or `"phone"` for a page's button;
+ * older ones only said so).
+ */
 export function isPersonsUnpause(e: JournalEvent): boolean {
-  return e.type === "unpaused" && (e.by === "person" || e.reason === "unpaused by a person");
+  return (
+    e.type === "unpaused" &&
+    (e.by === "person" || e.by === "phone" || e.reason === "unpaused by a person")
+  );
 }
 
 /** Replays the latest-wins pairs of events. */

@@ -1,7 +1,7 @@
 // What Claude Code's screen says, for the launchers that read it (tmux's capture-pane, Herdr's
 // `agent read`): its folder-trust dialog and which option is selected, any other dialog, and
-// its input box. Screens as Claude Code 2.0 and 2.1.328 draw them
-// (test/fixtures/claude-2.1.328/screens/).
+// its input box, and its usage-limit dialog. Screens as Claude Code 2.0, 2.1.328 and 2.1.332
+// draw them (test/fixtures/claude-2.1.328/screens/, claude-2.1.332/).
 
 /** The last `lines` non-blank lines of a screen, for a journal line or a page. */
 export function screenTail(screen: string, lines = 20): string {
@@ -89,6 +89,23 @@ export function showsInputBox(screen: string | null): boolean {
   for (let i = 0; i + 1 < lines.length; i++)
     if (isRule(lines[i]) && /^\s*❯/.test(lines[i + 1] as string)) return true;
   return false;
+}
+
+/**
+ * Claude Code's usage-limit dialog (2.1.328 and 2.1.332 under tmux, drawn when the reset is more
+ * than a day away, with no hook run for it): "What do you want to do? ❯ 1. Stop and wait for
+ * limit to reset  2. Wait here, then continue automatically at Dec 5, 7:07pm  3. Upgrade your
+ * plan  Enter to confirm · Esc to cancel". A manager at it never goes on by itself.
+ */
+export function showsLimitDialog(screen: string | null): boolean {
+  if (!screen) return false;
+  // The dialog is the bottom of the screen (no input box under it): its last lines.
+  const form = screenTail(screen, 12).toLowerCase();
+  return (
+    /what do you want to do\?/.test(form) &&
+    /stop and wait for limit to reset|wait here, then continue automatically/.test(form) &&
+    /enter to confirm/.test(form)
+  );
 }
 
 /** What a person does about a start held at a dialog, under the launcher that met it. */

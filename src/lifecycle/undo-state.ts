@@ -1,6 +1,6 @@
 // The shape `reopen`, `resume` and `unpause` share: each ends one replayed state (finished,
 // stood down, paused) with one journal event, and says what it ended, or that there was none.
-import { openProgram } from "../config/context.js";
+import { openProgram, type ProgramContext } from "../config/context.js";
 import { EXIT } from "../errors.js";
 import { appendEvent, type JournalEvent, readEvents } from "../journal/journal.js";
 import { type ReplayedState, replay } from "../journal/replay.js";
@@ -20,23 +20,43 @@ export interface UndoSpec {
   was: (held: JournalEvent) => Record<string, unknown>;
   /** The line for people once it is done. */
   done: (program: string, held: JournalEvent) => string;
-  /** Whether the event goes to the pages hook (a cleared stand-down pages "resumed"). */
+  /** Whether the event goes to the pages hook (it closes the incident it ends, DESIGN §8). */
   pages?: boolean;
+}
+
+/**
+ * What the command does, without its printing: ends the state it ends, with its one event
+ * (`extra` fields added, e.g. `by: "phone"`); null when there was nothing to end. The CLI and a
+ * command from the phone both come through here (DESIGN §8: exactly what the CLI does).
+ */
+export function undoHeld(
+  spec: Pick<UndoSpec, "held" | "event">,
+  program: ProgramContext,
+  note: string | undefined,
+  extra: Record<string, unknown> = {},
+  now = Date.now(),
+): { held: JournalEvent; event: JournalEvent } | null {
+  const held = spec.held(replay(readEvents(program.stateDir)));
+  if (!held) return null;
+  return {
+    held,
+    event: appendEvent(program.stateDir, { ...spec.event(held, note), ...extra }, now),
+  };
 }
 
 export async function undoState(spec: UndoSpec, argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(spec.command, argv);
   const note = "note" in values ? (values.note as string | undefined) : undefined;
   const program = openProgram(values.program, { create: true });
-  const held = spec.held(replay(readEvents(program.stateDir)));
+  const done = undoHeld(spec, program, note);
   const print = (out: Record<string, unknown>) =>
     process.stdout.write(`${JSON.stringify({ program: program.name, ...out })}\n`);
-  if (!held) {
+  if (!done) {
     if (values.json) print({ [spec.key]: false, was: null });
     else process.stdout.write(`${spec.nothing(program.name)}\n`);
     return EXIT.ok;
   }
-  const event = appendEvent(program.stateDir, spec.event(held, note));
+  const { held, event } = done;
   if (spec.pages) {
     const { afterEvents } = await import("../page/hooks.js");
     await afterEvents(program, [event]);

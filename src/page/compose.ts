@@ -12,6 +12,7 @@ export type PageKind =
   | "tick_failed"
   | "stuck_restart"
   | "paused"
+  | "needs_person"
   | "cleared"
   | "finished"
   | "start_failed"
@@ -56,9 +57,11 @@ export function isStuckStop(e: JournalEvent): boolean {
 /** The kind of page an event calls for, or null. */
 export function kindOf(e: JournalEvent): PageKind | null {
   switch (e.type) {
+    case "paused":
+      // A refusal naming no reset (DESIGN §5): the page says a person must act.
+      return typeof e.needs_person === "string" ? "needs_person" : "paused";
     case "stood_down":
     case "tick_failed":
-    case "paused":
     case "cleared":
     case "finished":
       return e.type;
@@ -233,6 +236,22 @@ const composers: Record<PageKind, (p: PageInput) => Page> = {
       ),
       priority: 3,
       tags: ["pause_button"],
+    };
+  },
+  needs_person: ({ e, name, arg, now }) => {
+    const until = typeof e.until === "string" ? e.until : undefined;
+    const said = typeof e.limit_text === "string" ? e.limit_text : null;
+    const advice = typeof e.needs_person === "string" ? e.needs_person : null;
+    return {
+      title: `${name}: a person must act on its seat's usage`,
+      message: lines(
+        said && `Claude Code refused the manager: "${clip(said, 500)}".`,
+        `It names no reset, so the limit will not lift by itself: ${advice ? clip(advice, 300) : "see what it said"}.`,
+        `${name} is paused; sheepdog looks again ${untilText(until, now)} (usage.pause_fallback) and pauses again, without another page, while the refusal lasts.`,
+        `See: sheepdog status --program ${arg}`,
+      ),
+      priority: 4,
+      tags: ["warning", "pause_button"],
     };
   },
   start_failed: ({ e, name, arg, why }) => {

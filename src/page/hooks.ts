@@ -1,20 +1,24 @@
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, type JournalEvent, readEvents } from "../journal/journal.js";
 import { programArg } from "./compose.js";
-import { PageError, pingHeartbeat, publish, readToken, scrub } from "./ntfy.js";
-import { type Attempt, planPages } from "./plan.js";
+import { type IncidentAttempt, withIncidents } from "./incident-pages.js";
+import { PageError, pingHeartbeat, readToken, scrub } from "./ntfy.js";
+import { publishPage } from "./ntfy-compat.js";
+import { planPages } from "./plan.js";
 
 /**
  * Called once at the end of every non-dry tick with the events that tick journaled (and by
- * `resume`, `finish` with theirs): sends the pages they call for, retries failed pages,
- * sends stand-down reminders, requests `page.heartbeat_url` (`<url>/fail` when the events
- * include `tick_failed`). Never throws; returns the
- * events it journaled (`paged`, `page_failed`, `heartbeat_failed`).
+ * `resume`, `unpause`, `finish` with theirs): closes the incidents whose condition ended and
+ * publishes their close, sends the pages the events call for (each problem page in its
+ * incident, with its actions), retries failed pages, sends stand-down reminders, requests
+ * `page.heartbeat_url` (`<url>/fail` when the events include `tick_failed`). `holderPid` is the
+ * manager running now, for a close's words. Never throws; returns the events it journaled
+ * (`incident_closed`, `incident_opened`, `paged`, `page_failed`, `heartbeat_failed`).
  */
 export async function afterEvents(
   program: ProgramContext,
   events: readonly JournalEvent[],
-  opts: { now?: number; tick?: boolean } = {},
+  opts: { now?: number; tick?: boolean; holderPid?: number | null } = {},
 ): Promise<JournalEvent[]> {
   const out: JournalEvent[] = [];
   const page = program.config.page;
@@ -32,15 +36,30 @@ export async function afterEvents(
 
   try {
     if (page.ntfy) {
-      const attempts = planPages({
-        journal: readEvents(program.stateDir),
+      const all = readEvents(program.stateDir);
+      const planned = planPages({
+        journal: all,
         events,
         policy: program.policy,
         now,
         tick: opts.tick === true,
         program: { name: program.name, arg: programArg(program.name, program.root) },
       });
-      if (attempts.length > 0) await send(program, page.ntfy, attempts, journal);
+      const attempts = withIncidents({
+        program,
+        ntfy: page.ntfy,
+        journal: all,
+        attempts: planned,
+        context: {
+          tick: opts.tick === true,
+          tickFailed: events.some((e) => e.type === "tick_failed"),
+          configValid: program.configInvalid === undefined,
+          holderPid: opts.holderPid ?? null,
+        },
+        now,
+        record: journal,
+      });
+      if (attempts.length > 0) await send(program, page.ntfy, attempts, journal, now);
     }
   } catch (err) {
     journal({ type: "page_failed", kind: "internal", error: (err as Error).message });
@@ -65,8 +84,9 @@ export function failUrl(url: string): string {
 async function send(
   program: ProgramContext,
   ntfy: NonNullable<NonNullable<ProgramContext["config"]["page"]>["ntfy"]>,
-  attempts: Attempt[],
+  attempts: IncidentAttempt[],
   journal: (event: { type: string; [field: string]: unknown }) => void,
+  now: number,
 ): Promise<void> {
   let token: string | null = null;
   let tokenError: string | null = null;
@@ -79,10 +99,11 @@ async function send(
     const extra = {
       ...(a.retry ? { retry: true } : {}),
       ...(a.reminder ? { reminder: a.reminder } : {}),
+      ...a.extra,
     };
     try {
       if (tokenError) throw new PageError(tokenError);
-      const answer = await publish(ntfy, a.page, token);
+      const answer = await publishPage(ntfy, a.page, token, now);
       journal({
         type: "paged",
         kind: a.kind,
@@ -91,6 +112,7 @@ async function send(
         topic: ntfy.topic,
         id: answer.id,
         ...extra,
+        ...(answer.copy_dropped ? { copy_dropped: true } : {}),
       });
     } catch (err) {
       journal({

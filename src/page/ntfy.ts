@@ -9,7 +9,30 @@ export interface Page {
   priority: 1 | 2 | 3 | 4 | 5;
   /** ntfy tags; emoji shortcodes (`rotating_light`) show as emoji. */
   tags: string[];
+  /**
+   * ntfy's sequence id (2.16+): a later message with the same one replaces this notification in
+   * place. An older server drops the unknown field: the phone shows a second message.
+   */
+  sequence_id?: string;
+  /** Action buttons (ntfy allows 3). */
+  actions?: PageAction[];
 }
+
+/**
+ * An action button as ntfy's JSON publishing takes it (docs/publish.md "Action buttons"):
+ * `copy` (2.17+: copies `value` to the clipboard) or `http` (the app sends the request itself).
+ */
+export type PageAction =
+  | { action: "copy"; label: string; value: string; clear?: boolean }
+  | {
+      action: "http";
+      label: string;
+      url: string;
+      method: "POST";
+      body: string;
+      headers?: Record<string, string>;
+      clear?: boolean;
+    };
 
 export interface NtfyTarget {
   server: string;
@@ -29,9 +52,23 @@ export const HEARTBEAT_TIMEOUT_MS = 5_000;
 
 /** A page that did not get through: the message names the server, never the token. */
 export class PageError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The server's answer, when it gave one: its HTTP status and ntfy's error `code`. */
+    readonly answer: { status: number; code: number | null } | null = null,
+  ) {
     super(message);
     this.name = "PageError";
+  }
+}
+
+/** ntfy's error `code` (`{"code":40018,"http":400,…}`, server/errors.go), or null. */
+function ntfyCode(text: string): number | null {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown }).code;
+    return typeof code === "number" ? code : null;
+  } catch {
+    return null;
   }
 }
 
@@ -79,7 +116,7 @@ export function publishUrl(server: string): string {
   return `${server.replace(/\/+$/, "")}/`;
 }
 
-function describeNetworkError(err: unknown): string {
+export function describeNetworkError(err: unknown): string {
   const e = err as Error & { cause?: { code?: string; message?: string } };
   if (e?.name === "TimeoutError" || e?.name === "AbortError") return "timed out";
   const cause = e?.cause;
@@ -112,6 +149,8 @@ export async function publish(
     message: page.message,
     priority: page.priority,
     tags: page.tags,
+    ...(page.sequence_id ? { sequence_id: page.sequence_id } : {}),
+    ...(page.actions?.length ? { actions: page.actions } : {}),
   });
   let res: Response;
   try {
@@ -137,6 +176,7 @@ export async function publish(
         `ntfy server ${target.server} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${detail ? `: ${detail}` : ""}`,
         token,
       ),
+      { status: res.status, code: ntfyCode(text) },
     );
   }
   let id: string | null = null;

@@ -1,5 +1,5 @@
 import type { JournalEvent } from "../journal/journal.js";
-import { type ReplayedState, replay } from "../journal/replay.js";
+import { isPersonsUnpause, type ReplayedState, replay } from "../journal/replay.js";
 import { parseIso } from "../util/time.js";
 import { composePage, composeReminder, kindOf, type PageKind } from "./compose.js";
 import type { Page } from "./ntfy.js";
@@ -11,9 +11,12 @@ export interface PagePolicy {
   reminders: number;
 }
 
+/** What a page is about: a kind of event, or the close of an incident (`recovered`). */
+export type SentKind = PageKind | "recovered";
+
 /** One page to send now. */
 export interface Attempt {
-  kind: PageKind;
+  kind: SentKind;
   page: Page;
   /** A page that failed before and is sent again. */
   retry?: true;
@@ -26,6 +29,7 @@ const KINDS = new Set<string>([
   "tick_failed",
   "stuck_restart",
   "paused",
+  "needs_person",
   "cleared",
   "finished",
   "start_failed",
@@ -34,9 +38,10 @@ const KINDS = new Set<string>([
   "blocked",
   "lease_lost",
   "lease_taken_over",
+  "recovered",
 ]);
 
-function isPageKind(v: unknown): v is PageKind {
+function isPageKind(v: unknown): v is SentKind {
   return typeof v === "string" && KINDS.has(v);
 }
 
@@ -54,20 +59,20 @@ function isPage(v: unknown): v is Page {
 /** What the journal says about pages: never stored twice, always derived (DESIGN §2). */
 export interface PageHistory {
   /** Newest `paged` event of each kind. */
-  lastPaged: Map<PageKind, JournalEvent>;
+  lastPaged: Map<SentKind, JournalEvent>;
   /** Newest `paged` of each kind that still holds back a repeat (a resume ends it for stand-downs). */
-  cooling: Map<PageKind, JournalEvent>;
+  cooling: Map<SentKind, JournalEvent>;
   /** Per kind, the newest `page_failed` that no `paged` of that kind followed. */
-  pending: Map<PageKind, JournalEvent>;
+  pending: Map<SentKind, JournalEvent>;
   state: ReplayedState;
   /** Reminders delivered since the current stand-down began. */
   remindersSent: number;
 }
 
 export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
-  const lastPaged = new Map<PageKind, JournalEvent>();
-  const cooling = new Map<PageKind, JournalEvent>();
-  const pending = new Map<PageKind, JournalEvent>();
+  const lastPaged = new Map<SentKind, JournalEvent>();
+  const cooling = new Map<SentKind, JournalEvent>();
+  const pending = new Map<SentKind, JournalEvent>();
   const state = replay(journal);
   const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
   let remindersSent = 0;
@@ -75,6 +80,10 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
     // A person's resume ends that incident: the next stand-down is news, so it pages even
     // inside the cooldown. (Pauses come and go on their own; they keep their cooldown.)
     if (e.type === "cleared") cooling.delete("stood_down");
+    // After a recovery the phone says all is well: the next problem of that kind is news. (A
+    // pause comes and goes by itself: it keeps its cooldown.)
+    if (e.type === "incident_closed" && isPageKind(e.kind) && e.kind !== "paused")
+      cooling.delete(e.kind);
     if (!isPageKind(e.kind)) return;
     if (e.type === "paged") {
       lastPaged.set(e.kind, e);
@@ -90,10 +99,33 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
 }
 
 /** A failed page about something that is over (a lifted pause, a cleared stand-down) is dropped. */
-export function stillRelevant(kind: PageKind, state: ReplayedState): boolean {
+export function stillRelevant(kind: SentKind, state: ReplayedState): boolean {
   if (kind === "stood_down") return state.stoodDown !== null;
-  if (kind === "paused") return state.paused !== null;
+  if (kind === "paused" || kind === "needs_person") return state.paused !== null;
   return true;
+}
+
+/**
+ * A pause at a refusal naming no reset that only renews the one before it (DESIGN §5: it pages
+ * once, not at every fallback renewal): the previous `paused` said a person must act about the
+ * same words, and since then no manager saved and no person unpaused or resumed.
+ */
+export function isRenewal(journal: readonly JournalEvent[], e: JournalEvent): boolean {
+  // The journal holds `e` itself (read back from disk: found by its time and type).
+  let i = journal.length;
+  while (i > 0 && !(journal[i - 1]?.type === e.type && journal[i - 1]?.at === e.at)) i--;
+  if (i === 0) i = journal.length + 1;
+  for (let j = i - 2; j >= 0; j--) {
+    const p = journal[j] as JournalEvent;
+    if (p.type === "saved" || p.type === "hand_over" || p.type === "cleared") return false;
+    if (isPersonsUnpause(p)) return false;
+    if (p.type === "paused")
+      return (
+        typeof p.needs_person === "string" &&
+        (p.limit_text ?? p.needs_person) === (e.limit_text ?? e.needs_person)
+      );
+  }
+  return false;
 }
 
 /** When the next stand-down reminder is due (ms), or null when none will be sent. */
@@ -123,7 +155,7 @@ export function planPages(input: {
   const { journal, events, policy, now, tick, program } = input;
   const history = pageHistory(journal);
   const attempts: Attempt[] = [];
-  const attempted = new Set<PageKind>();
+  const attempted = new Set<SentKind>();
 
   // A stuck manager stopped on the way to a stand-down: the urgent page says it all.
   const standsDown = events.some((e) => e.type === "stood_down");
@@ -131,6 +163,7 @@ export function planPages(input: {
     const kind = kindOf(e);
     if (!kind || attempted.has(kind)) continue;
     if (kind === "stuck_restart" && standsDown) continue;
+    if (kind === "needs_person" && isRenewal(journal, e)) continue;
     const last = history.cooling.get(kind);
     if (last && now - parseIso(last.at) < policy.pageCooldown) continue;
     attempts.push({ kind, page: composePage(kind, e, program, now) });

@@ -2,6 +2,7 @@ import { formatDuration } from "../util/duration.js";
 import { stamp, zoneDescription } from "../util/local-time.js";
 import { escapeHtml as esc } from "./escape.js";
 import { spellWords } from "./idle.js";
+import { INCIDENT_CSS, incidentRows } from "./incidents.js";
 import { type NightNumbers, nightNumbers, spanText, standing, verdict } from "./numbers.js";
 import { timelineSvg } from "./svg.js";
 import { kTokens, type ManagerBar, type Timeline } from "./timeline.js";
@@ -195,6 +196,7 @@ function eventsTable(t: Timeline): string {
         cls: `idle-row ${s.outcome}`,
       })),
     ),
+    ...incidentRows(t.incidents ?? []),
     ...t.markers.map((m) => ({
       at: m.at,
       what:
@@ -321,7 +323,7 @@ export function reportHtml(
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} (${esc(stamp(generatedAt))})</title>
-<style>${CSS}</style></head>
+<style>${CSS}${INCIDENT_CSS}</style></head>
 <body>
 ${top}${sections}
 <footer>Written by <code>sheepdog report</code> at ${esc(stamp(generatedAt))} from ${esc(sources)}. Hover a bar, span or marker for its details.</footer>

@@ -2,6 +2,7 @@ import { clock, stamp } from "../util/local-time.js";
 import { axisTicks } from "./axis.js";
 import { escapeHtml as esc } from "./escape.js";
 import { type IdleSpell, spellWords } from "./idle.js";
+import { incidentsSvg } from "./incidents.js";
 import {
   isReplaced,
   kTokens,
@@ -64,6 +65,7 @@ export function timelineSvg(t: Timeline): string {
     spansSvg(t.spans, s, lanesBottom),
     tokensSvg(t, s),
     lanesSvg(t.managers, s, compact),
+    incidentsSvg(t.incidents ?? [], s.x, PAGES_Y + 9),
     markersSvg(t.markers, s, lanesBottom),
     pagesNote(t),
     axisSvg(s, lanesBottom),

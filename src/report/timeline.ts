@@ -7,6 +7,7 @@ import {
   onIdleEvent,
   onWake,
 } from "./idle.js";
+import type { IncidentSpan } from "./incidents.js";
 
 // The picture of a night (DESIGN §13) as data: journal events in, bars, spans and markers out.
 // Pure: no clock, no files. `report --json` prints exactly this; the HTML is drawn from it.
@@ -119,6 +120,8 @@ export interface Timeline {
   saves: number;
   /** Whether the program has pages set up (page.ntfy): an empty pages row then means none. */
   pages_configured: boolean;
+  /** Problem pages' incidents as spans (report/incidents.ts; added by the report command). */
+  incidents?: IncidentSpan[];
 }
 
 export interface TimelineInput {

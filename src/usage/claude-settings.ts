@@ -2,6 +2,8 @@
 // that records usage readings, the StopFailure hook that records a usage-limit stop at once, and
 // the Stop and Notification hooks whose records the activity verdict reads.
 // `init`'s prompt placeholder and `doctor` show the same snippet.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 export const STATUSLINE_COMMAND = "sheepdog statusline";
 export const STOP_FAILURE_COMMAND = "sheepdog hook stop-failure";
@@ -48,4 +50,52 @@ export function hookCommands(settings: unknown, event: string): string[] {
         })
       : [];
   });
+}
+
+/**
+ * The settings files whose hooks a manager's Claude Code reads: the seat's `settings.json` and,
+ * in its working directory (the program root), the project's `.claude/settings.json` and
+ * `.claude/settings.local.json`.
+ */
+export function hookSettingsFiles(seat: string, root: string): string[] {
+  return [
+    join(seat, "settings.json"),
+    join(root, ".claude", "settings.json"),
+    join(root, ".claude", "settings.local.json"),
+  ];
+}
+
+/** A hook event a settings file declares that the seat's Claude Code does not know. */
+export interface UnknownHookEvent {
+  file: string;
+  event: string;
+}
+
+/**
+ * The hook events `files` declare that are not in `known` (DESIGN §14: 2.1.328 and 2.1.332
+ * answer each with a blocking Settings Warning dialog at every start). A file that is missing or
+ * not JSON declares none here (the statusline check names an unreadable seat settings file).
+ */
+export function unknownHookEvents(
+  files: readonly string[],
+  known: ReadonlySet<string>,
+): UnknownHookEvent[] {
+  const out: UnknownHookEvent[] = [];
+  for (const file of files) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, "utf8"));
+    } catch {
+      continue;
+    }
+    const hooks = (parsed as { hooks?: unknown } | null)?.hooks;
+    if (!hooks || typeof hooks !== "object" || Array.isArray(hooks)) continue;
+    for (const event of Object.keys(hooks)) if (!known.has(event)) out.push({ file, event });
+  }
+  return out;
+}
+
+/** One line for an unknown hook event: the file, the field, and what was expected. */
+export function unknownHookEventText(u: UnknownHookEvent, versions: string): string {
+  return `${u.file}: hooks.${u.event}: Claude Code ${versions} knows no hook event ${JSON.stringify(u.event)}; it opens a blocking Settings Warning dialog at every start, so no manager can start until it is removed`;
 }

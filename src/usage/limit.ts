@@ -10,8 +10,8 @@ import {
   type UsageWindow,
   WINDOWS,
 } from "./readings.js";
+import type { Refusal } from "./refusal.js";
 import { refusalWindow } from "./refusal.js";
-import type { Refusal } from "./transcript.js";
 
 export type { UsageWindow } from "./readings.js";
 
@@ -66,10 +66,12 @@ export function judgeSeat(
         ]
       : [];
   });
-  // Per window, the unexpired refusal that resets last.
+  // Per window, the unexpired refusal that resets last; a text reading that a structured one of
+  // the same refusal replaced does not count (its minute may lie past the exact reset).
+  const counted = withoutReplaced(refusals);
   for (const w of WINDOWS) {
     let last = Number.NEGATIVE_INFINITY;
-    for (const r of refusals) {
+    for (const r of counted) {
       const resets = Date.parse(r.resets_at);
       if (r.source === "refusal" && r.window === w && now < resets && resets > last) last = resets;
     }
@@ -144,10 +146,9 @@ export function newerThan(r: Reading, ms: number): boolean {
 }
 
 /**
- * The 100 % reading a usage-limit refusal stands for: the window the text names (weekly →
- * seven_day, else five_hour) until the reset it names, or now + `fallbackMs`. Pure.
+ * The 100 % reading a usage-limit refusal stands for: its window until the reset it names, or
+ * now + `fallbackMs`. A structured refusal's reading is `exact`. Pure.
  */
-/** The 100 % reading a refusal stands for (its reset, else `now + fallbackMs`). Pure. */
 export function refusalReadingOf(refusal: Refusal, fallbackMs: number, now: number): NewReading {
   const resetsMs = refusal.resets_at !== null ? refusal.resets_at * 1000 : now + fallbackMs;
   return {
@@ -157,6 +158,11 @@ export function refusalReadingOf(refusal: Refusal, fallbackMs: number, now: numb
     source: "refusal",
     text: refusal.text,
     refusal_at: refusal.at,
+    ...(refusal.exact ? { exact: true } : {}),
+    ...(refusal.limit_type ? { limit_type: refusal.limit_type } : {}),
+    ...(refusal.needs_person ? { needs_person: refusal.needs_person } : {}),
+    ...(refusal.session ? { session: refusal.session } : {}),
+    ...(refusal.from ? { from: refusal.from } : {}),
   };
 }
 
@@ -176,18 +182,50 @@ export function refusalReading(
  */
 const SAME_REFUSAL_MS = 120_000;
 
-/** The reading already recorded for this refusal (same text, entry times within 2 min), if any. */
+/**
+ * Whether a reading stands for this refusal: the same text, session (when both name one) and
+ * time. Two readings of transcript entries are one refusal only at the entry's own time (a
+ * session refused twice in a minute is refused twice); the StopFailure hook records with its
+ * own time, a moment after the entry's, so it matches within 2 min.
+ */
+function sameRefusal(
+  r: Reading,
+  o: { text?: string; at?: string | null; session?: string; from?: "transcript" | "hook" },
+): boolean {
+  if (r.source !== "refusal" || r.text !== o.text) return false;
+  if (typeof r.refusal_at !== "string" || typeof o.at !== "string") return false;
+  if (r.session && o.session && r.session !== o.session) return false;
+  if (r.from === "transcript" && o.from === "transcript") return r.refusal_at === o.at;
+  return Math.abs(Date.parse(r.refusal_at) - Date.parse(o.at)) <= SAME_REFUSAL_MS;
+}
+
+/**
+ * The reading already recorded for this refusal (same text, entry times within 2 min), if any.
+ * For a structured refusal only a structured reading counts: the StopFailure hook's reading of
+ * the same refusal (its text, rounded to the minute) is replaced, not kept (DESIGN §5).
+ */
 export function recordedRefusal(readings: Reading[], refusal: Refusal): Reading | null {
   if (!refusal.at) return null;
-  const at = Date.parse(refusal.at);
   return (
-    readings.find(
-      (r) =>
-        r.source === "refusal" &&
-        r.text === refusal.text &&
-        typeof r.refusal_at === "string" &&
-        Math.abs(Date.parse(r.refusal_at) - at) <= SAME_REFUSAL_MS,
-    ) ?? null
+    readings.find((r) => sameRefusal(r, refusal) && (!refusal.exact || r.exact === true)) ?? null
+  );
+}
+
+/** Refusal readings less the text readings a structured reading of the same refusal replaced. */
+export function withoutReplaced(refusals: readonly Reading[]): Reading[] {
+  const exact = refusals.filter((r) => r.source === "refusal" && r.exact === true);
+  if (exact.length === 0) return [...refusals];
+  return refusals.filter(
+    (r) =>
+      r.exact === true ||
+      !exact.some((e) =>
+        sameRefusal(e, {
+          text: r.text,
+          at: r.refusal_at,
+          ...(r.session ? { session: r.session } : {}),
+          ...(r.from ? { from: r.from } : {}),
+        }),
+      ),
   );
 }
 

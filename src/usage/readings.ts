@@ -21,11 +21,28 @@ export interface Reading {
   resets_at: string;
   /** `rollout`: a Codex manager's rate_limits, recorded by save and the tick (DESIGN §19). */
   source: "statusline" | "refusal" | "rollout";
-  /** The agent session that rendered it (statusline and rollout readings; absent in old files). */
+  /**
+   * The agent session that rendered it (statusline and rollout readings; absent in old files),
+   * or that was refused.
+   */
   session?: string;
   /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
   text?: string;
   refusal_at?: string | null;
+  /**
+   * A refusal read from Claude Code's structured fields: its reset is the header's, to the
+   * second, and it replaces a text reading of the same refusal (DESIGN §5).
+   */
+  exact?: boolean;
+  /** The structured `rateLimitType` (`seven_day_opus`, `overage`, …). */
+  limit_type?: string;
+  /**
+   * Where a refusal was read: its transcript entry (`refusal_at` is the entry's own time) or the
+   * StopFailure hook (`refusal_at` is when the hook ran, a moment after).
+   */
+  from?: "transcript" | "hook";
+  /** A refusal naming no reset: what Claude Code told a person to do. */
+  needs_person?: string;
 }
 
 export type NewReading = Omit<Reading, "at" | "seat">;
@@ -73,6 +90,10 @@ const readingSchema = onFirstUse(() => {
     session: absentIfBad,
     text: absentIfBad,
     refusal_at: orElse(z.optional(z.nullable(text)), undefined),
+    exact: orElse(z.optional(z.boolean()), undefined),
+    limit_type: absentIfBad,
+    needs_person: absentIfBad,
+    from: orElse(z.optional(z.enum(["transcript", "hook"])), undefined),
   });
 });
 

@@ -6,9 +6,10 @@
 // `server_error`, `max_output_tokens`, `unknown`), optional `error_details` (e.g. `429 Too Many
 // Requests`) and optional `last_assistant_message`: the API error text shown in the
 // conversation, e.g. `API Error: Rate limit reached`. Some write-ups name the kind `error_type`
-// and the text `error_message`; both spellings are read.
-import { parseRefusal } from "./refusal.js";
-import type { Refusal } from "./transcript.js";
+// and the text `error_message`; both spellings are read. As 2.1.328 and 2.1.332 send it (checked
+// on the real CLIs): `{session_id, transcript_path, cwd, prompt_id, effort, hook_event_name,
+// error: "rate_limit", last_assistant_message: "<the limit text>"}`: no epoch, no error_details.
+import { parseRefusal, type Refusal, refusalOf } from "./refusal.js";
 
 export interface StopFailure {
   /** The error kind, when the payload names one. */
@@ -50,15 +51,13 @@ export function refusalOfStopFailure(
 ): Refusal | null {
   if (stop.error !== null && stop.error !== "rate_limit") return null;
   for (const text of stop.texts) {
+    // Text only (2.1.328 and 2.1.332 send no epoch): the reset to the minute, rounded down.
     const parsed = parseRefusal(text, now, localZone);
     if (parsed)
-      return {
-        text,
-        resets_at: parsed.resets_at,
-        at: new Date(now).toISOString(),
-        window: parsed.window,
-        ...(parsed.untrusted_reset ? { untrusted_reset: parsed.untrusted_reset } : {}),
-      };
+      return refusalOf(text, new Date(now).toISOString(), parsed, undefined, {
+        session: stop.session_id,
+        from: "hook",
+      });
   }
   return null;
 }

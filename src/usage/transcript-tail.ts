@@ -46,6 +46,11 @@ export type TailState =
   | { state: "requesting"; at: string | null; tries: number; first_try: string | null }
   /** A reply is being written (a text or thinking block with no stop reason yet). */
   | { state: "replying"; at: string | null }
+  /**
+   * A person stopped the turn (Esc): the last main-chain entry is a user entry `[Request
+   * interrupted by user]` (`… for tool use` when a call was open; 2.1.328 and 2.1.332).
+   */
+  | { state: "interrupted"; at: string | null; text: string }
   | { state: "unknown"; at: null };
 
 // biome-ignore lint/suspicious/noExplicitAny: transcript entries are read loosely
@@ -82,9 +87,12 @@ function stateOf(e: Entry, tries: number, firstTry: string | null): TailState | 
   }
   if (e.type === "user") {
     if (e.isMeta === true || e.isCompactSummary === true) return null;
+    const said = textOf(e.message?.content);
     // A local command (`/compact`, …) and its output: nothing was sent, nothing will answer.
-    if (/^\s*<(?:command-name|local-command-)/.test(textOf(e.message?.content)))
-      return { state: "ended", at };
+    if (/^\s*<(?:command-name|local-command-)/.test(said)) return { state: "ended", at };
+    // Esc: no hook runs for it (2.1.328, 2.1.332), not even idle_prompt after 60 s.
+    if (/^\s*\[Request interrupted by user\b[^\]]*\]/.test(said))
+      return { state: "interrupted", at, text: said.trim().slice(0, 120) };
     return { state: "requesting", at, tries, first_try: firstTry };
   }
   if (e.type !== "assistant") return null;

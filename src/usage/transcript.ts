@@ -12,22 +12,16 @@ import {
 import { join, resolve } from "node:path";
 import { type BackLine, linesBackward } from "./backward.js";
 import { contextOfUsage, type Usage } from "./context-usage.js";
-import { parseRefusal } from "./refusal.js";
+import {
+  parseRefusal,
+  type RateLimitInfo,
+  type Refusal,
+  refusalOf,
+  structuredRefusal,
+} from "./refusal.js";
 import { lookupSession } from "./sessions.js";
 
-/** A usage-limit refusal record found at the end of a transcript. */
-export interface Refusal {
-  /** The refusal's text, e.g. `Claude AI usage limit reached|1763028000`. */
-  text: string;
-  /** When the limit resets (epoch seconds), or null when the text names no time. */
-  resets_at: number | null;
-  /** The entry's own timestamp (ISO), when it has one. */
-  at: string | null;
-  /** The window the text speaks of (weekly texts: `seven_day`); five_hour when absent. */
-  window?: "five_hour" | "seven_day";
-  /** The reset the text named when it did not fit its window (DESIGN §5): not trusted. */
-  untrusted_reset?: string;
-}
+export type { Refusal } from "./refusal.js";
 
 /** A cheap look at a line's head: could this be an assistant entry at all? */
 const ASSISTANT_HEAD = /"(?:type|role)"\s*:\s*"assistant"/;
@@ -37,7 +31,17 @@ const BOUNDARY_HEAD = /"subtype"\s*:\s*"compact_boundary"/;
 
 type Kind =
   | { kind: "real"; tokens: number | null }
-  | { kind: "synthetic"; text: string; timestamp: string | null; error: string | null }
+  | {
+      kind: "synthetic";
+      text: string;
+      timestamp: string | null;
+      session: string | null;
+      error: string | null;
+      /** An API error entry (`isApiErrorMessage`), not a `No response requested.` line. */
+      api_error: boolean;
+      /** `apiError: "usage_limit_reached"`'s `apiErrorParams.rate_limit_info` (2.1.328+). */
+      limit: RateLimitInfo | null;
+    }
   /** A compaction: the context right after it (`postTokens`), null when it names none. */
   | { kind: "boundary"; tokens: number | null }
   | { kind: "other" };
@@ -103,6 +107,24 @@ function boundaryOf(line: BackLine): Kind {
   }
 }
 
+/**
+ * The structured reading of a refused turn, as 2.1.328 and 2.1.332 write it (checked on the real
+ * CLI): `apiError: "usage_limit_reached"` with `apiErrorParams.rate_limit_info: {status:
+ * "rejected", resetsAt: <epoch s>, rateLimitType, …}` (the same object as `quotaLimits`).
+ */
+function rateLimitInfoOf(entry: Record<string, unknown>): RateLimitInfo | null {
+  if (entry.apiError !== "usage_limit_reached") return null;
+  const params = entry.apiErrorParams as { rate_limit_info?: unknown } | undefined;
+  const info = (params?.rate_limit_info ?? entry.quotaLimits) as Record<string, unknown> | null;
+  if (!info || typeof info !== "object") return null;
+  const resets = info.resetsAt;
+  return {
+    status: typeof info.status === "string" ? info.status : null,
+    resets_at: typeof resets === "number" && Number.isFinite(resets) && resets > 0 ? resets : null,
+    type: typeof info.rateLimitType === "string" ? info.rateLimitType : null,
+  };
+}
+
 /** What a line is, as far as main-thread context and refusals go. */
 function classify(line: BackLine): Kind {
   const head = line.head.slice(0, 8192);
@@ -133,8 +155,11 @@ function classify(line: BackLine): Kind {
       kind: "synthetic",
       text: textOf(message.content),
       timestamp: typeof entry.timestamp === "string" ? entry.timestamp : null,
+      session: typeof entry.sessionId === "string" ? entry.sessionId : null,
       // Newer versions name the API error's kind (`rate_limit`, `server_error`, …).
       error: typeof entry.error === "string" ? entry.error : null,
+      api_error: entry.isApiErrorMessage === true,
+      limit: rateLimitInfoOf(entry),
     };
   }
   return { kind: "real", tokens: contextOfUsage(message.usage as Usage) };
@@ -298,9 +323,11 @@ export function readTail(path: string, maxBytes: number): string {
 }
 
 /**
- * A usage-limit refusal at the end of the transcript, or null (a 75 % warning is never one):
- * the latest main-thread API-error / synthetic entry after the last real assistant message
- * whose text is a limit.
+ * A usage-limit refusal at the end of the transcript, or null (a 75 % warning is never one): the
+ * newest main-thread API-error entry after the last real assistant message and any compaction,
+ * when it is a limit. An older refusal before it never answers for it: a newer error that is no
+ * limit (a 529, "not your usage limit") means the limit was past by then. Its structured fields
+ * are the reading when it has them (DESIGN §5); its text otherwise.
  */
 export function refusalAtEnd(path: string, localZone?: string): Refusal | null {
   try {
@@ -310,21 +337,19 @@ export function refusalAtEnd(path: string, localZone?: string): Refusal | null {
       if (k.kind === "real" || k.kind === "boundary") return null;
       if (k.kind !== "synthetic") continue;
       // An entry that names its error kind is a usage limit only as `rate_limit` (DESIGN §5).
-      if (k.error !== null && k.error !== "rate_limit") continue;
-      const entryTime = k.timestamp ? Date.parse(k.timestamp) : Date.now();
-      const parsed = parseRefusal(
-        k.text,
-        Number.isFinite(entryTime) ? entryTime : Date.now(),
-        localZone,
-      );
+      if (k.error !== null && k.error !== "rate_limit") return null;
+      const stamped = k.timestamp ? Date.parse(k.timestamp) : Number.NaN;
+      const entryTime = Number.isFinite(stamped) ? stamped : Date.now();
+      const parsed = k.limit
+        ? structuredRefusal(k.limit, k.text, entryTime, localZone)
+        : parseRefusal(k.text, entryTime, localZone);
       if (parsed)
-        return {
-          text: k.text,
-          resets_at: parsed.resets_at,
-          at: k.timestamp,
-          window: parsed.window,
-          ...(parsed.untrusted_reset ? { untrusted_reset: parsed.untrusted_reset } : {}),
-        };
+        return refusalOf(k.text, k.timestamp, parsed, k.limit ?? undefined, {
+          session: k.session,
+          from: "transcript",
+        });
+      // The newest API error is no usage limit: whatever came before it is over.
+      if (k.api_error) return null;
     }
   } catch {
     // unreadable: no evidence

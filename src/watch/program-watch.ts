@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import type { FSWatcher } from "chokidar";
 import { openProgramAt, type ProgramContext } from "../config/context.js";
 import { livenessOf, machineId } from "../process/identity.js";
+import { ControlFeed } from "../remote/stream.js";
 import { spellEvent } from "../watchdog/activity-rule.js";
 import type { DecidePolicy } from "../watchdog/decide.js";
 import type { Facts } from "../watchdog/facts.js";
@@ -58,6 +59,8 @@ export class ProgramWatch {
   private polls = 0;
   readonly queue: PassQueue;
   last: PassOutcome | null = null;
+  /** The control topic's stream (DESIGN §8): a command read there runs a pass at once. */
+  private readonly control: ControlFeed;
 
   constructor(
     readonly root: string,
@@ -65,6 +68,9 @@ export class ProgramWatch {
     private readonly done: (outcome: PassOutcome | null, problem: string | null) => void,
   ) {
     this.queue = new PassQueue((why) => this.pass(why));
+    this.control = new ControlFeed(root, () =>
+      this.queue.request("a command on the control topic"),
+    );
   }
 
   get name(): string {
@@ -101,6 +107,7 @@ export class ProgramWatch {
     try {
       this.program = openProgramAt(this.root, { create: true, lastValid: true });
       this.configProblem = null;
+      this.control.follow(this.program);
     } catch (err) {
       this.program = null;
       this.configProblem = (err as Error).message;
@@ -183,6 +190,7 @@ export class ProgramWatch {
     if (this.debounce) clearTimeout(this.debounce);
     this.debounce = null;
     await this.watcher?.close();
+    await this.control.close();
     await this.queue.close();
   }
 }

@@ -18,6 +18,11 @@ export const OWN_EVENT_TYPES: ReadonlySet<string> = new Set([
   "tick_lock_broken",
   "stood_down",
   "heartbeat_failed",
+  "incident_opened",
+  "incident_closed",
+  "remote_accepted",
+  "remote_refused",
+  "remote_poll_failed",
 ]);
 
 /**

@@ -169,7 +169,16 @@ const HANDLERS: Handlers = {
     run.actions.push("pause over");
   },
   async pause(run, e) {
-    run.journal({ type: "paused", until: e.until, reason: e.reason, window: e.window });
+    run.journal({
+      type: "paused",
+      until: e.until,
+      reason: e.reason,
+      window: e.window,
+      // A refusal naming no reset: its page says a person must act (DESIGN §5).
+      ...(e.needs_person
+        ? { needs_person: e.needs_person.advice, limit_text: e.needs_person.text }
+        : {}),
+    });
     run.actions.push(`paused until ${e.until}`);
   },
   async record_refusal(run, e) {

@@ -4,7 +4,9 @@
 import { statSync } from "node:fs";
 import { agentFor } from "../agent/index.js";
 import type { ProgramContext } from "../config/context.js";
+import type { StartRecord } from "../journal/replay.js";
 import { envMs } from "../launch/env.js";
+import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { sampleTree } from "../process/tree.js";
 import { readHookRecords } from "../usage/hook-records.js";
 import { lookupSession } from "../usage/sessions.js";
@@ -42,6 +44,23 @@ function runningCount(tasks: unknown[] | null, fallback: number): number {
   }).length;
 }
 
+/**
+ * The holder's pane as its launcher reads it (tmux's capture-pane, Herdr's agent read): what
+ * shows Claude Code's usage-limit dialog, for which no hook runs. Null without a pane.
+ */
+async function screenOf(
+  program: ProgramContext,
+  start: StartRecord | null,
+): Promise<string | null> {
+  if (!start || start.launcher === "command" || !hasPane(start)) return null;
+  try {
+    const launcher = await launcherFor(start.launcher);
+    return await launcher.screen(program, launchedOf(start));
+  } catch {
+    return null; // unreadable: less evidence
+  }
+}
+
 /** Reads the evidence about a live holder and judges it. */
 export async function readActivity(
   program: ProgramContext,
@@ -49,6 +68,8 @@ export async function readActivity(
   now: number,
   /** This spell's nudge (epoch ms), once one was sent. */
   nudgedAt: number | null = null,
+  /** The start that launched the holder (its pane), when known. */
+  start: StartRecord | null = null,
 ): Promise<Activity & { transcript: string | null; turn_ended?: boolean }> {
   const agent = agentFor(program.config);
   let transcript: string | null = null;
@@ -66,7 +87,10 @@ export async function readActivity(
   const grewInSub = sub !== null && (main === null || sub > main);
   const grew = grewInSub ? sub : main;
   const windowMs = envMs("SHEEPDOG_ACTIVITY_SAMPLE_MS", SAMPLE_MS);
-  const sample = await sampleTree(holder.pid, windowMs);
+  const [sample, screen] = await Promise.all([
+    sampleTree(holder.pid, windowMs),
+    screenOf(program, start),
+  ]);
   const ev: ActivityEvidence = {
     transcript,
     tail: transcript ? agent.tail(transcript) : { state: "unknown", at: null },
@@ -89,6 +113,7 @@ export async function readActivity(
           message: hooks.notification.message,
         }
       : null,
+    screen,
   };
   return {
     ...activityOf(ev, now, program.policy.quietAfter, nudgedAt),

@@ -158,6 +158,9 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
 export function quietWords(ctx: RuleContext, claim: Alive): string {
   const a = ctx.facts.activity;
   if (!a) return "";
+  // A person pressed Esc (DESIGN §14): say who stopped it and when.
+  if (a.verdict === "interrupted")
+    return `; interrupted by a person${a.since ? ` at ${a.since}` : ""} (${a.evidence.join("; ")}): no nudge, no restart before stale_after (${fmt(ctx.policy.staleAfter)})`;
   const nudged = a.verdict === "idle" ? spellEvent(ctx.facts, claim, "nudged") : null;
   const after = nudged
     ? `; nudged ${fmt(ctx.now - ms(nudged.at))} ago, restarted if still idle ${fmt(ctx.policy.nudgeWait)} after`

@@ -1,6 +1,7 @@
 // The activity verdict (DESIGN §14): whether a quiet manager is working, waiting, idle, wedged,
 // retrying the API, or blocked at a prompt, from evidence gather read. Pure: no I/O, no clock.
 // Evidence only ever makes a restart sooner; a verdict never delays rule 9.
+import { showsLimitDialog } from "../launch/claude-screen.js";
 import { parseRefusal } from "../usage/refusal.js";
 import type { TailState } from "../usage/transcript-tail.js";
 import { formatDuration } from "../util/duration.js";
@@ -12,11 +13,16 @@ export const ACTIVITY_VERDICTS = [
   "wedged",
   "api_retry",
   "blocked",
+  "interrupted",
+  "at_limit",
   "unknown",
 ] as const;
 export type ActivityVerdict = (typeof ACTIVITY_VERDICTS)[number];
 
-/** Why an API error stopped the turn, as the watchdog answers it (DESIGN §14 rule 9c). */
+/**
+ * Why an API error stopped the turn, as the watchdog answers it (DESIGN §14 rule 9c). A usage
+ * limit is not one: that turn is `at_limit`.
+ */
 export type ApiCause = "usage_limit" | "transient" | "auth";
 
 /** A live descendant of the holder, as evidence. */
@@ -44,6 +50,8 @@ export interface ActivityEvidence {
   stop: { at: string; background_count: number; cron_count: number } | null;
   /** The session's last `Notification` hook record. */
   notification: { at: string; type: string | null; message: string | null } | null;
+  /** The manager's pane as the launcher reads it (tmux, Herdr); null: none, or unreadable. */
+  screen?: string | null;
 }
 
 export interface Activity {
@@ -110,12 +118,24 @@ export function activityOf(
   nudgedAt: number | null = null,
 ): Activity {
   const { tail } = ev;
+  const ago = (iso: string) => `${fmt(Math.max(0, now - t(iso)))} ago`;
+  // Claude Code's usage-limit dialog (a reset days away): no hook runs for it, and it waits for
+  // a person; the refusal rule pauses the seat, and no `blocked` page is sent (DESIGN §14).
+  if (showsLimitDialog(ev.screen ?? null)) {
+    const limited = tail.state === "ended" && tail.error ? ` after "${tail.error.text}"` : "";
+    return {
+      verdict: "at_limit",
+      ...(tail.state === "ended" && tail.error && tail.at ? { since: tail.at } : {}),
+      evidence: [
+        `Claude Code's usage-limit dialog is on the screen ("What do you want to do? … Stop and wait for limit to reset")${limited}: it will not go on by itself`,
+      ],
+    };
+  }
   if (!ev.transcript && !ev.stop && !ev.notification)
     return {
       verdict: "unknown",
       evidence: ["no transcript and no hook record found for the holder's session"],
     };
-  const ago = (iso: string) => `${fmt(Math.max(0, now - t(iso)))} ago`;
   const grew = ev.grew_at !== null && now - t(ev.grew_at) < quietAfter;
   const busy = ev.cpu_ms !== null && ev.cpu_ms >= CPU_BUSY_SHARE * ev.cpu_window_ms;
   const cpuWords =
@@ -140,6 +160,14 @@ export function activityOf(
   // An API error ended the turn, or a request is being retried.
   if (tail.state === "ended" && tail.error) {
     const cause = apiCauseOf(tail.error);
+    if (cause === "usage_limit")
+      return {
+        verdict: "at_limit",
+        ...(tail.at ? { since: tail.at } : {}),
+        evidence: [
+          `the turn ended ${tail.at ? ago(tail.at) : ""} on a usage-limit refusal: ${tail.error.text}`,
+        ],
+      };
     return {
       verdict: "api_retry",
       cause,
@@ -157,6 +185,14 @@ export function activityOf(
       evidence: [
         `one request was tried ${tail.tries} times${tail.first_try ? ` since ${ago(tail.first_try)}` : ""} with no answer yet: Claude Code retries it`,
       ],
+    };
+
+  // A person pressed Esc: someone is at the keyboard (no hook runs for it, DESIGN §14).
+  if (tail.state === "interrupted")
+    return {
+      verdict: "interrupted",
+      ...(tail.at ? { since: tail.at } : {}),
+      evidence: [`the transcript ends in ${JSON.stringify(tail.text)}`],
     };
 
   // A sub-agent works on while the main chain's turn has ended (2.1.328 runs them async).

@@ -2,7 +2,14 @@ import { formatDuration } from "../util/duration.js";
 import { activityRule, quietWords } from "./activity-rule.js";
 import type { Effect } from "./effects.js";
 import type { Facts } from "./facts.js";
-import { heartbeatAge, ms, pauseGraceEnd, startAge } from "./gaps.js";
+import {
+  heartbeatAge,
+  isHoldersBeat,
+  ms,
+  pauseEndedBefore,
+  pauseGraceEnd,
+  startAge,
+} from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 import { leaseRule } from "./lease-rule.js";
 import { withResumeLine } from "./resume-rule.js";
@@ -111,6 +118,10 @@ function withRefusalRecord(d: Decision, facts: Facts): Decision {
       named_reset: r.named_reset,
       transcript: r.transcript,
       ...(r.window ? { window: r.window } : {}),
+      ...(r.exact ? { exact: r.exact } : {}),
+      ...(r.limit_type ? { limit_type: r.limit_type } : {}),
+      ...(r.needs_person ? { needs_person: r.needs_person } : {}),
+      ...(r.session ? { session: r.session } : {}),
     });
   return records.length > 0 ? { ...d, effects: [...records, ...d.effects] } : d;
 }
@@ -187,15 +198,21 @@ function seatRule(ctx: RuleContext): Matched | null {
   const unnamed = r?.untrusted_reset
     ? ` whose reset (${r.untrusted_reset}) does not fit its window and is not trusted, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`
     : ` naming no reset, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`;
+  const person =
+    r?.needs_person && !r.untrusted_reset
+      ? `; a person must act: Claude Code said "${r.text}"`
+      : "";
   const evidence = r
-    ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}`
+    ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}${person}`
     : "";
   const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence}) until ${until}`;
+  const pause: Effect = { kind: "pause", until, reason, window: facts.seat.window };
+  if (person && r?.needs_person) pause.needs_person = { advice: r.needs_person, text: r.text };
   return {
     decision: "pause",
     rule: 5,
     reason: `${reason}; nothing starts until then`,
-    effects: [...ctx.pre, { kind: "pause", until, reason, window: facts.seat.window }],
+    effects: [...ctx.pre, pause],
   };
 }
 
@@ -222,6 +239,9 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
   };
   const credited = gapNote(hb.credit, hb.pauseCredit) + stepNote(hb.steppedBack);
   const ages = { heartbeat_age_ms: hb.age, gap_credit_ms: hb.credit };
+  // 9, at the limit: a holder still at the usage-limit dialog claim_grace after the pause ended.
+  const atLimit = atLimitRule(ctx, claim, ages);
+  if (atLimit) return atLimit;
   const what = hb.saved ? "last save" : "claimed without a save";
   // 7. Alive and fresh; 9a–9c when it has been quiet for quiet_after (DESIGN §14).
   if (hb.age < policy.staleAfter) {
@@ -293,6 +313,58 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
       startFor(ctx, `the previous manager (pid ${claim.pid}) was stuck: ${stale}`),
     ],
     loop_prefix: `pid ${claim.pid} was stuck: ${stale}; stopped, and `,
+    ...ages,
+  };
+}
+
+/**
+ * 9, `at_limit` (DESIGN §14): a holder that held the claim through a usage pause, has not saved
+ * since it ended, and `claim_grace` later still shows Claude Code's usage-limit dialog (drawn
+ * for a reset days away; it never goes on by itself from there) is stopped by exact pid and
+ * replaced. The stop is expected, not an incident; the start after a pause is planned.
+ */
+function atLimitRule(
+  ctx: RuleContext,
+  claim: Extract<Facts["claim"], { pid: number }>,
+  ages: { heartbeat_age_ms: number; gap_credit_ms: number },
+): Matched | NeedsFacts | null {
+  const { facts, policy } = ctx;
+  const over = pauseEndedBefore(facts, policy);
+  if (!over || ms(claim.claimed_at) >= over.ended) return null;
+  const hb = facts.heartbeat;
+  if (hb && isHoldersBeat(hb, claim) && ms(hb.at) >= over.ended) return null;
+  if (facts.unread?.includes("activity")) return needs("activity");
+  const a = facts.activity;
+  if (a?.verdict !== "at_limit") return null;
+  const ended = new Date(over.ended).toISOString();
+  const why = `pid ${claim.pid} is still at Claude Code's usage-limit dialog ${fmt(ctx.now - over.ended)} after the pause ended at ${ended} (claim_grace ${fmt(policy.claimGrace)}), with no save since: it will not go on by itself (${a.evidence.join("; ")})`;
+  const { pid, start_time, machine_id } = claim;
+  return {
+    decision: "restart_stuck",
+    rule: 9,
+    reason: why,
+    effects: [
+      ...ctx.pre,
+      { kind: "keep_evidence", pid },
+      {
+        kind: "stop",
+        who: "holder",
+        pid,
+        start_time,
+        machine_id,
+        start: startOfHolder(facts.history.last_start, claim),
+        note: {
+          reason: `stopped at the usage-limit dialog after the pause; ${why}`,
+          planned: true,
+        },
+      },
+      { kind: "break_claim" },
+      startFor(
+        ctx,
+        `the previous manager (pid ${pid}) sat at the usage-limit dialog after the pause`,
+      ),
+    ],
+    loop_prefix: `pid ${pid} sat at the usage-limit dialog; stopped, and `,
     ...ages,
   };
 }

@@ -7,7 +7,17 @@ import type { NewReading } from "../usage/readings.js";
  */
 export type Effect =
   | { kind: "unpause"; reason: string }
-  | { kind: "pause"; until: string; reason: string; window: string | null }
+  | {
+      kind: "pause";
+      until: string;
+      reason: string;
+      window: string | null;
+      /**
+       * A refusal naming no reset (DESIGN §5): what Claude Code told a person to do, and its
+       * words; journaled on `paused`, whose page then says a person must act.
+       */
+      needs_person?: { advice: string; text: string };
+    }
   /** Record a usage-limit refusal found in the manager's transcript as a seat reading. */
   | {
       kind: "record_refusal";
@@ -17,6 +27,10 @@ export type Effect =
       named_reset: boolean;
       transcript: string;
       window?: "five_hour" | "seven_day";
+      exact?: true;
+      limit_type?: string;
+      needs_person?: string;
+      session?: string;
     }
   /** Record the usage readings a manager's transcript carries (Codex's rate_limits) for the seat. */
   | { kind: "record_readings"; transcript: string; readings: NewReading[] }

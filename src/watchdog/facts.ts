@@ -133,8 +133,16 @@ export interface SeatRefusal {
   recorded?: boolean;
   /** The reset the text named when it did not fit its window (DESIGN §5): not trusted. */
   untrusted_reset?: string;
-  /** The window its reading limits. */
+  /** The window its reading limits (five_hour, or seven_day for every other structured type). */
   window?: "five_hour" | "seven_day";
+  /** Read from Claude Code's structured fields: the reset is the header's, to the second. */
+  exact?: true;
+  /** The structured `rateLimitType` (`seven_day_opus`, `overage`, …). */
+  limit_type?: string;
+  /** It names no reset: what Claude Code told a person to do (the pause pages it once). */
+  needs_person?: string;
+  /** The Claude Code session refused (the entry's `sessionId`). */
+  session?: string;
 }
 
 /**

@@ -131,6 +131,22 @@ export function pauseGraceEnd(
 }
 
 /**
+ * The end of the newest usage pause when it ended `claim_grace` ago or more (DESIGN §14
+ * `at_limit`): a holder still at Claude Code's usage-limit dialog then will not go on by itself.
+ */
+export function pauseEndedBefore(
+  facts: Facts,
+  policy: Pick<DecidePolicy, "claimGrace">,
+): { ended: number } | null {
+  const last = usagePauses(facts).at(-1);
+  if (!last) return null;
+  const now = ms(facts.now);
+  const end = Math.min(ms(last.to), now);
+  if (Number.isNaN(end) || ms(last.from) > now) return null;
+  return now >= end + policy.claimGrace ? { ended: end } : null;
+}
+
+/**
  * The gaps this tick records in last-tick.json: those carried from the last one plus the
  * current gap (now − the last tick > two cadences), pruned to those that can still matter
  * (ended within four times the longer of stale_after and claim_grace; the newest 50).

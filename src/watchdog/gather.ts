@@ -13,6 +13,7 @@ import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
 import { type Decision, decide, isHoldersBeat, isNeeds } from "./decide.js";
 import type { ClaimFacts, FactName, Facts, Gap } from "./facts.js";
+import { startOfHolder } from "./holder-start.js";
 import { seatWithRefusal } from "./refusal.js";
 import { readTickLock, type TickLockState } from "./tick-lock.js";
 
@@ -266,6 +267,7 @@ async function readFact(
         },
         now,
         nudged ? Date.parse(nudged.at) : null,
+        startOfHolder(facts.history.last_start, facts.claim),
       );
     }
   } else if (program.config.merge_lock) {

@@ -14,13 +14,8 @@ import {
   type SeatLimit,
   seatLimit,
 } from "../usage/limit.js";
-import {
-  appendReadings,
-  type NewReading,
-  type Reading,
-  readReadings,
-  type UsageWindow,
-} from "../usage/readings.js";
+import { appendReadings, type NewReading, type Reading, readReadings } from "../usage/readings.js";
+import type { Refusal } from "../usage/refusal.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv } from "../usage/transcript.js";
 import { iso } from "../util/time.js";
@@ -125,6 +120,10 @@ export function seatWithRefusal(
       transcript,
       recorded: recorded !== null,
       window: reading.window,
+      ...(found.exact ? { exact: true as const } : {}),
+      ...(found.limit_type ? { limit_type: found.limit_type } : {}),
+      ...(found.needs_person ? { needs_person: found.needs_person } : {}),
+      ...(found.session ? { session: found.session } : {}),
     },
   };
 }
@@ -154,22 +153,31 @@ export function recordReadings(program: ProgramContext, readings: NewReading[], 
 /** The record_refusal effect: the refusal as a seat reading, once (DESIGN §5). */
 export function recordRefusal(
   program: ProgramContext,
-  refusal: {
-    text: string;
-    at: string;
-    resets_at: string;
-    named_reset: boolean;
-    window?: UsageWindow;
-  },
+  refusal: Pick<
+    SeatRefusal,
+    | "text"
+    | "at"
+    | "resets_at"
+    | "named_reset"
+    | "window"
+    | "exact"
+    | "limit_type"
+    | "needs_person"
+    | "session"
+  >,
   now: number,
 ): void {
-  const found = {
+  const found: Refusal = {
     text: refusal.text,
     at: refusal.at,
-    // A named reset is the reading's own (epoch seconds in the refusal's text).
+    // A named reset is the reading's own (epoch seconds: the text's, or the structured field's).
     resets_at: refusal.named_reset ? Math.round(Date.parse(refusal.resets_at) / 1000) : null,
-    // The window the refusal was read in (a Codex refusal's text names none).
     ...(refusal.window ? { window: refusal.window } : {}),
+    ...(refusal.exact ? { exact: true as const } : {}),
+    ...(refusal.limit_type ? { limit_type: refusal.limit_type } : {}),
+    ...(refusal.needs_person ? { needs_person: refusal.needs_person } : {}),
+    ...(refusal.session ? { session: refusal.session } : {}),
+    from: "transcript",
   };
   recordRefusalReading(seatOf(program.config), found, program.policy.pauseFallback, now);
 }

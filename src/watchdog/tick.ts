@@ -35,9 +35,27 @@ async function pages(
   program: ProgramContext,
   events: JournalEvent[],
   now: number,
+  facts: Facts | null,
 ): Promise<JournalEvent[]> {
   const { afterEvents } = await import("../page/hooks.js");
-  return afterEvents(program, events, { now, tick: true });
+  // The manager that runs now, for a recovered incident's page: one this pass started, else
+  // the live holder.
+  const started = events.findLast((e) => e.type === "manager_started" && typeof e.pid === "number");
+  const holderPid =
+    (started?.pid as number | undefined) ??
+    (facts?.claim.state === "alive" ? facts.claim.pid : null);
+  return afterEvents(program, events, { now, tick: true, holderPid });
+}
+
+/**
+ * A person's answers from the phone (DESIGN §8), read from the control topic and carried out
+ * under this pass's lock before anything is gathered, so the pass acts on them at once. Loaded
+ * only for a program with `page.ntfy.control_topic`.
+ */
+async function phoneAnswers(program: ProgramContext, now: number): Promise<void> {
+  if (!program.config.page?.ntfy?.control_topic) return;
+  const { answerPhone } = await import("../remote/answer.js");
+  await answerPhone(program, now);
 }
 
 /**
@@ -125,6 +143,7 @@ export async function tickProgram(
     let actions: string[] = [];
     try {
       faultPoint("tick.locked");
+      await phoneAnswers(program, now);
       const invalid = journalConfigInvalid(program, now);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
@@ -149,7 +168,7 @@ export async function tickProgram(
     } finally {
       lock.release();
     }
-    events.push(...(await pages(program, events, now)));
+    events.push(...(await pages(program, events, now, facts)));
     return report(facts, d, actions);
   } catch (err) {
     // given up at its deadline: its tick_failed is journaled and paged already
@@ -203,7 +222,7 @@ async function failTick(
   } catch {
     // the journal already says it
   }
-  await pages(program, [...events, failed], now);
+  await pages(program, [...events, failed], now, facts);
   throw new TickFailed(program, message, facts);
 }
 

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { NEWEST_TESTED_VERSION, PINNED_VERSION } from "../../src/usage/claude-versions.js";
 import {
   type Auth,
   acceptTrustDialog,
@@ -21,6 +22,7 @@ import {
   captureSettings,
   claudeBinary,
   claudeEnv,
+  claudePrint,
   makeSeat,
   projectFolder,
   type Seat,
@@ -32,11 +34,15 @@ import {
   FakeAnthropic,
   fiveHourLimitHeaders,
 } from "../helpers/fake-anthropic.js";
+import { LIMIT_CASES, type LimitCase, limitCase, resetIn } from "../helpers/limit-cases.js";
+import { diffCaptures } from "./diff.js";
 
-// Re-captures test/fixtures/claude-<version>/ from the real CLI (not part of `npm test`):
-//   CLAUDE_CODE_VERSION=2.1.400 npm run capture:claude
-// Each scenario is one interactive session in its own tmux server and fake API; what it
-// writes has its paths replaced by placeholders. The fixtures' README says what each is.
+// Captures test/fixtures/claude-<version>/ from the real CLI (not part of `npm test`):
+//   npm run capture:claude -- --version 2.1.400
+// Each scenario is one interactive session in its own tmux server and fake API (the limit
+// texts: one `claude -p` a case); what it writes has its paths replaced by placeholders. The
+// fixtures' README says what each is. At the end it prints what differs from the newest tested
+// version's captures (src/usage/claude-versions.ts; the pin's, when this is the newest).
 
 const OUT = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -55,6 +61,9 @@ afterAll(async () => {
   const results = await Promise.allSettled(cleanups.splice(0).map((c) => c()));
   const failed = results.find((r) => r.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
+  const against =
+    CLAUDE_CODE_VERSION === NEWEST_TESTED_VERSION ? PINNED_VERSION : NEWEST_TESTED_VERSION;
+  process.stderr.write(diffCaptures(OUT, join(OUT, "..", `claude-${against}`)));
 });
 
 interface Session {
@@ -78,6 +87,8 @@ async function session(
     config?: Record<string, unknown>;
     env?: Record<string, string>;
     allow?: string[];
+    /** More hooks for settings.json (an event the CLI does not know). */
+    hooks?: Record<string, unknown>;
   } = {},
 ): Promise<Session> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), `claude-capture-${name}-`)));
@@ -90,7 +101,14 @@ async function session(
     auth,
     trusted: o.trusted === false ? [] : [cwd],
     config: o.config,
-    settings: { permissions: { allow: o.allow ?? ["Bash"] }, ...captureSettings(cap, EVENTS) },
+    settings: (() => {
+      const captures = captureSettings(cap, EVENTS) as { hooks: Record<string, unknown> };
+      return {
+        permissions: { allow: o.allow ?? ["Bash"] },
+        ...captures,
+        hooks: { ...captures.hooks, ...o.hooks },
+      };
+    })(),
   });
   const api = await new FakeAnthropic().start();
   const w = ClaudeWindow.start({
@@ -519,5 +537,159 @@ describe.concurrent(`capture from the real Claude Code ${CLAUDE_CODE_VERSION}`, 
     log(`subagent files: ${subs.join(", ")}`);
     write("subagent-layout.txt", subs.map((f) => s.scrub(f)).join("\n"));
     await s.w.waitForScreen(/All done\./, 60_000).catch(() => log(s.w.screen()));
+  });
+
+  it("subscriber -p at every usage limit of the shared list: the text, the refused turn's entry, StopFailure", async () => {
+    const api = await new FakeAnthropic().start();
+    cleanups.push(() => api.stop());
+    const dirs: string[] = [];
+    cleanups.push(() => {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    });
+    // Four at a time: the other sessions of the capture run meanwhile.
+    let next = 0;
+    const rows: Awaited<ReturnType<typeof one>>[] = [];
+    await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        while (next < LIMIT_CASES.length) {
+          const i = next++;
+          rows[i] = await one(LIMIT_CASES[i] as LimitCase);
+        }
+      }),
+    );
+    async function one(c: LimitCase) {
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), `claude-capture-${c.id}-`)));
+      dirs.push(dir);
+      const cwd = join(dir, "work");
+      const cap = join(dir, "cap");
+      mkdirSync(cwd);
+      mkdirSync(cap);
+      const seat = makeSeat({
+        dir,
+        auth: "oauth",
+        trusted: [cwd],
+        settings: captureSettings(cap, ["StopFailure"]),
+      });
+      const reset = resetIn(c.resetIn);
+      api.script({
+        when: (t) => t.main && t.lastUser.includes(`case ${c.id}`),
+        times: Number.POSITIVE_INFINITY,
+        reply: { status: 429, headers: c.headers(reset) },
+      });
+      const r = await claudePrint(BIN, ["-p", `case ${c.id}`], {
+        cwd,
+        env: claudeEnv(seat, api, { CLAUDE_CODE_MAX_RETRIES: "0", TZ: "UTC" }),
+        timeoutMs: 120_000,
+      });
+      const folder = projectFolder(seat, cwd);
+      const entry = readdirSync(folder)
+        .filter((f) => f.endsWith(".jsonl"))
+        .flatMap((f) => readFileSync(join(folder, f), "utf8").split("\n"))
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.type === "assistant" && e.isApiErrorMessage === true)
+        .at(-1);
+      const keep = [
+        "isApiErrorMessage",
+        "error",
+        "apiError",
+        "apiErrorStatus",
+        "apiErrorType",
+        "apiErrorIsTransient",
+        "apiErrorParams",
+        "quotaLimits",
+        "version",
+      ];
+      const stop = captured(cap, "StopFailure")[0]?.data ?? null;
+      return {
+        case: c.id,
+        headers: c.what,
+        header_values: c.headers(reset),
+        reset,
+        text: r.stdout.trim(),
+        entry: entry
+          ? {
+              text: entry.message?.content?.[0]?.text ?? null,
+              ...Object.fromEntries(keep.filter((k) => k in entry).map((k) => [k, entry[k]])),
+            }
+          : null,
+        stop_failure: stop
+          ? { error: stop.error, last_assistant_message: stop.last_assistant_message }
+          : null,
+      };
+    }
+    for (const row of rows) expect(row.entry, row.case).not.toBeNull();
+    write("limits.json", JSON.stringify(rows, null, 2));
+  });
+
+  it("subscriber, interactive: a limit within the day, one days away (the dialog), and Esc during a Bash call", async () => {
+    const s = await session("limits", "oauth", {
+      env: { CLAUDE_CODE_MAX_RETRIES: "1", TZ: "UTC" },
+    });
+    let current: LimitCase | null = null;
+    s.api.script(
+      {
+        when: (t) => t.main && current !== null,
+        times: Number.POSITIVE_INFINITY,
+        reply: () => ({
+          status: 429,
+          headers: (current as LimitCase).headers(resetIn((current as LimitCase).resetIn)),
+        }),
+      },
+      {
+        when: (t) =>
+          t.main && /run the long command/.test(t.lastUser) && t.toolResults.length === 0,
+        reply: bash('node -e "setTimeout(() => {}, 120000)"', { usage: usage(14_000) }),
+      },
+    );
+    current = limitCase("c01");
+    await prompt(s, "go on with c01");
+    const waiting = await s.w.waitForScreen(/Esc to cancel/, 30_000);
+    write("screen-limit-auto-continue.txt", s.scrub(waiting.trimEnd()));
+    s.w.keys("Escape");
+    await s.w.waitForScreen(/Automatic continue cancelled/, 10_000);
+    current = limitCase("c03");
+    await prompt(s, "go on with c03");
+    const dialog = await s.w.waitForScreen(/Stop and wait for limit to reset/, 30_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    write("screen-limit-dialog.txt", s.scrub(s.w.screen().trimEnd()));
+    expect(dialog).toMatch(/What do you want to do\?/);
+    s.w.keys("1");
+    current = null;
+    await prompt(s, "run the long command");
+    await s.w.waitForScreen(/esc to interrupt/, 30_000);
+    await waitFor("the call running", () => s.tree().some((l) => l.includes("120000")), 30_000);
+    s.w.keys("Escape");
+    await waitFor(
+      "the interrupt in the transcript",
+      () => s.transcript().includes("[Request interrupted by user for tool use]"),
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    write("screen-interrupted.txt", s.scrub(s.w.screen().trimEnd()));
+    write("transcript-limits-interrupted.jsonl", s.scrub(s.transcript()));
+    write(
+      "hooks-after-interrupt.txt",
+      readdirSync(s.cap)
+        .filter((f) => !f.startsWith("statusline-"))
+        .map((f) => f.replace(/-\d+\.json$/, ""))
+        .join("\n"),
+    );
+  });
+
+  it("a hook event it does not know: the Settings Warning at start, and its list of valid events", async () => {
+    const s = await session("unknownhook", "api-key", {
+      hooks: { Interrupt: [{ hooks: [{ type: "command", command: "true" }] }] },
+    });
+    const screen = await s.w.waitForScreen(/Settings Warning[\s\S]*Enter to confirm/, 30_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    write("screen-settings-warning.txt", s.scrub(s.w.screen().trimEnd()));
+    const list = /Valid events:([\s\S]*?)Learn more/.exec(screen)?.[1] ?? "";
+    const events = list
+      .split(/[,\s]+/)
+      .map((e) => e.trim())
+      .filter((e) => /^[A-Z]\w+$/.test(e));
+    expect(events.length).toBeGreaterThan(10);
+    write("hook-events.json", JSON.stringify(events, null, 2));
   });
 });

@@ -10,15 +10,23 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { NEWEST_TESTED_VERSION, PINNED_VERSION } from "../../src/usage/claude-versions.js";
 import type { FakeAnthropic } from "./fake-anthropic.js";
 
-// The real Claude Code CLI for tests: the pinned npm package in a cache folder (installed on
-// first use), and seats (config folders) that run it offline against the fake API.
+// The real Claude Code CLI for tests: any named version's npm package in a cache folder
+// (installed on first use, one folder and one lock per version, so two versions install side by
+// side), and seats (config folders) that run it offline against the fake API.
 
 /** The version the tests pin; `CLAUDE_CODE_VERSION` overrides it (the capture script). */
-export const CLAUDE_CODE_VERSION = process.env.CLAUDE_CODE_VERSION || "2.1.328";
+export const CLAUDE_CODE_VERSION = process.env.CLAUDE_CODE_VERSION || PINNED_VERSION;
+/** The newest tested version (src/usage/claude-versions.ts), which its own test files run. */
+export const CLAUDE_CODE_NEWEST = NEWEST_TESTED_VERSION;
 
-export const CLAUDE_INSTALL = `npm install --prefix ~/.cache/sheepdog/claude-code-${CLAUDE_CODE_VERSION} @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`;
+/** The command that installs `version` where the tests look for it. */
+export function claudeInstall(version = CLAUDE_CODE_VERSION): string {
+  return `npm install --prefix ~/.cache/sheepdog/claude-code-${version} @anthropic-ai/claude-code@${version}`;
+}
+export const CLAUDE_INSTALL = claudeInstall();
 
 function cacheRoot(): string {
   return process.env.SHEEPDOG_TEST_CACHE || join(homedir(), ".cache", "sheepdog");
@@ -37,28 +45,45 @@ function alive(pid: number): boolean {
   }
 }
 
-function runs(bin: string): boolean {
+function runs(bin: string, version: string): boolean {
   try {
     const out = execFileSync(bin, ["--version"], {
       encoding: "utf8",
       timeout: 30_000,
       env: { PATH: process.env.PATH ?? "" },
     });
-    return out.includes(CLAUDE_CODE_VERSION);
+    return out.includes(version);
   } catch {
     return false;
   }
 }
 
+const installs = new Map<string, Promise<{ path: string | null; why: string | null }>>();
+
 /**
- * The path of the pinned `claude`, installing it on first use; `why` says what failed (null
- * when it is there). Parallel test files share one install: the first takes `install.lock/`
- * (naming its pid), the others wait for it; a lock whose maker is dead is taken over.
+ * The path of `claude` at `version` (default: the pin, or `CLAUDE_CODE_VERSION`), installing it
+ * on first use; `why` says what failed (null when it is there). Parallel test files share one
+ * install per version: the first takes that version's `install.lock/` (naming its pid), the
+ * others wait for it; a lock whose maker is dead is taken over.
  */
-export async function claudeBinary(): Promise<{ path: string | null; why: string | null }> {
-  const folder = join(cacheRoot(), `claude-code-${CLAUDE_CODE_VERSION}`);
+export function claudeBinary(
+  version = CLAUDE_CODE_VERSION,
+): Promise<{ path: string | null; why: string | null }> {
+  let p = installs.get(version);
+  if (!p) {
+    p = installClaude(version);
+    installs.set(version, p);
+  }
+  return p;
+}
+
+async function installClaude(
+  version: string,
+): Promise<{ path: string | null; why: string | null }> {
+  const runs_ = (bin: string) => runs(bin, version);
+  const folder = join(cacheRoot(), `claude-code-${version}`);
   const bin = join(folder, "node_modules", ".bin", "claude");
-  if (existsSync(bin) && runs(bin)) return { path: bin, why: null };
+  if (existsSync(bin) && runs_(bin)) return { path: bin, why: null };
   mkdirSync(folder, { recursive: true });
   const lock = join(folder, "install.lock");
   const deadline = Date.now() + 10 * 60_000;
@@ -84,11 +109,11 @@ export async function claudeBinary(): Promise<{ path: string | null; why: string
       else if (Date.now() > deadline)
         return { path: null, why: "another install held the lock for 10 minutes" };
       else await sleep(500);
-      if (existsSync(bin) && runs(bin)) return { path: bin, why: null };
+      if (existsSync(bin) && runs_(bin)) return { path: bin, why: null };
     }
   }
   try {
-    if (existsSync(bin) && runs(bin)) return { path: bin, why: null };
+    if (existsSync(bin) && runs_(bin)) return { path: bin, why: null };
     try {
       execFileSync(
         "npm",
@@ -98,7 +123,7 @@ export async function claudeBinary(): Promise<{ path: string | null; why: string
           folder,
           "--no-audit",
           "--no-fund",
-          `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`,
+          `@anthropic-ai/claude-code@${version}`,
         ],
         {
           stdio: "pipe",
@@ -114,7 +139,7 @@ export async function claudeBinary(): Promise<{ path: string | null; why: string
       const last = (err.stderr?.toString() || err.message).trim().split("\n").slice(-3).join(" / ");
       return { path: null, why: `npm install failed: ${last}` };
     }
-    return existsSync(bin) && runs(bin)
+    return existsSync(bin) && runs_(bin)
       ? { path: bin, why: null }
       : { path: null, why: `installed, but ${bin} does not run` };
   } finally {
@@ -378,7 +403,10 @@ export function captureSettings(capDir: string, events: string[]): Record<string
   return { statusLine: { type: "command", command: cmd("statusline", "; echo SL-OK") }, hooks };
 }
 
-/** The captures in `capDir` named `name`, oldest first, parsed. */
+/**
+ * The captures in `capDir` named `name`, oldest first, parsed; one still being written (its
+ * file made, its JSON not whole yet) is left for the next look.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: hook payloads as written
 export function captured(capDir: string, name: string): { file: string; ns: bigint; data: any }[] {
   return readdirSync(capDir)
@@ -392,5 +420,6 @@ export function captured(capDir: string, name: string): { file: string; ns: bigi
         data = JSON.parse(text);
       } catch {}
       return { ...c, data };
-    });
+    })
+    .filter((c) => c.data !== null);
 }

@@ -24,6 +24,8 @@ const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0).reverse()) c();
 });
+/** Tmux sockets made by this process, numbered: a name is never given twice. */
+let sockets = 0;
 
 /** The fake model's usage for a context of `tokens` (input 4 + cache writes 200 + reads). */
 export const usageOf = (tokens: number): Partial<Usage> => ({
@@ -52,6 +54,11 @@ export function claudeProgram(
     env?: Record<string, string>;
     /** More `permissions.allow` rules than `Bash(sheepdog:*)`. */
     allow?: string[];
+    /**
+     * Where the program's clean-up goes: a concurrent test passes its context's
+     * `onTestFinished` (the default, afterEach, would end every test's programs at the first end).
+     */
+    onFinished?: (cleanup: () => void) => void;
   } = {},
 ): ClaudeProgram {
   const p = tempProgram("catalog");
@@ -66,7 +73,7 @@ export function claudeProgram(
   });
   const bin = standIns([]).bin; // `sheepdog` on PATH, for the model's Bash calls and the hooks
   const tmpdir = tempDir("sd-tmux-");
-  const socket = `sd-claude-${process.pid}-${cleanups.length}`;
+  const socket = `sd-claude-${process.pid}-${sockets++}`;
   const tmux = (...args: string[]) => {
     const r = spawnSync("tmux", ["-L", socket, ...args], {
       encoding: "utf8",
@@ -108,7 +115,7 @@ export function claudeProgram(
     TMUX_TMPDIR: tmpdir,
     PATH: `${bin}:${process.env.PATH ?? ""}`,
   };
-  cleanups.push(() => {
+  (o.onFinished ?? ((c) => cleanups.push(c)))(() => {
     // Every claude the program started, by exact pid and start time, then the server.
     for (const e of events(p.stateDir))
       if (

@@ -9,6 +9,8 @@ export function pagedProgram(page: Record<string, unknown>, name = "catalog") {
   const p = tempProgram(name, { page });
   // Pages name the program as `--program NAME` only when NAME resolves under $SHEEPDOG_HOME.
   process.env.SHEEPDOG_HOME = p.home;
+  // Host state (the key for the phone's buttons, what each ntfy server knows) stays in the test's.
+  process.env.SHEEPDOG_STATE_DIR = p.env.SHEEPDOG_STATE_DIR;
   const ctx: ProgramContext = openProgramAt(p.root, { create: true });
   return { ...p, ctx };
 }

@@ -85,6 +85,30 @@ export function apiErrorLine(text: string, timestamp = "2026-11-12T14:00:09.063Z
   );
 }
 
+/**
+ * A refused turn's synthetic entry as Claude Code 2.1.328 and 2.1.332 write it (checked on the
+ * real CLIs): the text, `error: "rate_limit"`, `apiErrorStatus: 429`, and `apiError:
+ * "usage_limit_reached"` with `apiErrorParams.rate_limit_info` (the same object as `quotaLimits`).
+ */
+export function limitLine(
+  text: string,
+  timestamp: string,
+  info: { resetsAt?: number; rateLimitType?: string; [k: string]: unknown },
+): string {
+  const e = JSON.parse(apiErrorLine(text, timestamp));
+  const rateLimitInfo = { status: "rejected", ...info, isUsingOverage: false };
+  return JSON.stringify({
+    ...e,
+    version: "2.1.332",
+    apiError: "usage_limit_reached",
+    apiErrorParams: { rate_limit_info: rateLimitInfo },
+    quotaLimits: rateLimitInfo,
+    error: "rate_limit",
+    apiErrorStatus: 429,
+    apiErrorType: "rate_limit_error",
+  });
+}
+
 export function userLine(text: string): string {
   return JSON.stringify(base({ type: "user", message: { role: "user", content: text } }));
 }

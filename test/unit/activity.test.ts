@@ -11,6 +11,17 @@ const F = (name: string) => join(FIXTURES, "claude-2.1.328", name);
 const NOW = Date.parse("2026-12-02T12:00:00.000Z");
 const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
 const QUIET = 600_000;
+/** Claude Code 2.1.332's usage-limit dialog under tmux (a reset days away). */
+const LIMIT_DIALOG = [
+  "❯ go on",
+  "  ⎿  You've hit your Opus limit · resets Dec 6, 1:24pm (UTC)",
+  "▔".repeat(80),
+  "  What do you want to do?",
+  "  ❯ 1. Stop and wait for limit to reset",
+  "    2. Wait here, then continue automatically at Dec 6, 1:24pm",
+  "    3. Upgrade your plan",
+  "  Enter to confirm · Esc to cancel",
+].join("\n");
 
 describe("transcriptTail on 2.1.328's transcripts", () => {
   it.each([
@@ -135,6 +146,47 @@ describe("activityOf", () => {
       "an idle_prompt notification is not blocking",
       { notification: { at: ago(640), type: "idle_prompt", message: "waiting" } },
       "idle",
+    ],
+    [
+      "a turn a usage-limit refusal ended: at_limit (the refusal rule's), not api_retry",
+      {
+        tail: {
+          state: "ended",
+          at: ago(700),
+          error: {
+            status: 429,
+            error: "rate_limit",
+            text: "You've hit your Opus limit · resets Dec 5, 6:58pm (UTC)",
+          },
+        },
+      },
+      "at_limit",
+    ],
+    [
+      "Claude Code's limit dialog on the screen: at_limit, never blocked",
+      {
+        screen: LIMIT_DIALOG,
+        notification: { at: ago(10), type: "permission_prompt", message: "x" },
+        tail: tool(700, null),
+      },
+      "at_limit",
+    ],
+    [
+      "the same dialog with no transcript and no hook",
+      { screen: LIMIT_DIALOG, transcript: null, stop: null, tail: { state: "unknown", at: null } },
+      "at_limit",
+    ],
+    [
+      "a person pressed Esc: interrupted, even with CPU in the tree",
+      {
+        tail: {
+          state: "interrupted",
+          at: ago(700),
+          text: "[Request interrupted by user for tool use]",
+        },
+        cpu_ms: 400,
+      },
+      "interrupted",
     ],
     [
       "no transcript and no hooks",

@@ -13,12 +13,16 @@ const DIR = join(__dirname, "../fixtures/claude-2.1.328");
 const file = (name: string) => join(DIR, name);
 const json = (name: string) => JSON.parse(readFileSync(file(name), "utf8"));
 
-/** The refusal line's own time and text in the captured transcript. */
-function refusalLine(): { at: number; text: string } {
+/** The refusal line's own time, text and structured reset in the captured transcript. */
+function refusalLine(): { at: number; text: string; resetsAt: number } {
   for (const l of readFileSync(file("transcript-usage-limit.jsonl"), "utf8").split("\n")) {
     if (!l.includes("usage_limit_reached")) continue;
     const e = JSON.parse(l);
-    return { at: Date.parse(e.timestamp), text: e.message.content[0].text };
+    return {
+      at: Date.parse(e.timestamp),
+      text: e.message.content[0].text,
+      resetsAt: e.apiErrorParams.rate_limit_info.resetsAt,
+    };
   }
   throw new Error("no refusal line in transcript-usage-limit.jsonl");
 }
@@ -36,16 +40,17 @@ describe("transcripts", () => {
     expect(contextTokensOf(file("transcript-after-compact.jsonl"))).toBe(Number(post));
   });
 
-  it("a five-hour limit: the synthetic refusal is found at the end, past the metadata lines after it", () => {
-    const { at, text } = refusalLine();
+  it("a five-hour limit: the synthetic refusal is found at the end, past the metadata lines after it, its structured reset exact", () => {
+    const { at, text, resetsAt } = refusalLine();
     const r = refusalAtEnd(file("transcript-usage-limit.jsonl"), "UTC");
-    expect(r).toMatchObject({ text, window: "five_hour" });
+    expect(r).toMatchObject({ text, window: "five_hour", exact: true, limit_type: "five_hour" });
     expect(r?.text).toMatch(/^You've hit your 5-hour limit · resets \d{1,2}:\d\dam \(UTC\)$/);
-    // The named reset: the next such clock time after the entry, under 5 h ahead.
-    const reset = (r?.resets_at ?? 0) * 1000;
-    expect(reset).toBeGreaterThan(at);
-    expect(reset - at).toBeLessThan(5 * 3600_000);
-    expect(new Date(reset).getUTCSeconds()).toBe(0);
+    // The structured reset (apiErrorParams.rate_limit_info.resetsAt) to the second.
+    expect(r?.resets_at).toBe(resetsAt);
+    expect(resetsAt * 1000).toBeGreaterThan(at);
+    // The text alone names its minute, rounded down: never later than the structured reset.
+    const fromText = parseRefusal(text, at, "UTC")?.resets_at ?? 0;
+    expect(fromText).toBe(Math.floor(resetsAt / 60) * 60);
   });
 
   it("a reset in the refusal's own minute is the end of that minute, not tomorrow", () => {

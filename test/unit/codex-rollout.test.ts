@@ -455,10 +455,13 @@ describe("activity", () => {
     expect(read(text + tail.slice(0, 80)).activity.state).toBe("tool_open");
   });
 
-  it("Esc in the TUI: turn_aborted, an ended turn that says so", () => {
-    expect(read(fixture("rollout-tui-interrupted.jsonl")).activity).toMatchObject({
-      state: "ended",
-      error: { status: null, error: "interrupted" },
+  it("Esc in the TUI: turn_aborted (interrupted), a person's interruption", () => {
+    const text = fixture("rollout-tui-interrupted.jsonl");
+    const aborted = entries(text).filter(kind("turn_aborted")).at(-1) as Entry;
+    expect(read(text).activity).toEqual({
+      state: "interrupted",
+      at: aborted.timestamp,
+      text: "turn aborted: interrupted",
     });
   });
 

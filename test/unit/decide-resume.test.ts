@@ -67,9 +67,8 @@ function facts(o: {
       ? { unread: ["activity"] }
       : {
           activity: {
-            verdict: "api_retry",
-            cause: "usage_limit",
-            evidence: ["the turn ended on an API error: You’ve hit your usage limit."],
+            verdict: "at_limit",
+            evidence: ["the turn ended on a usage-limit refusal: You’ve hit your usage limit."],
             transcript: "/h/.codex/sessions/2026/11/30/rollout-x.jsonl",
             turn_ended: o.turnEnded !== false,
           },

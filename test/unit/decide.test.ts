@@ -50,7 +50,12 @@ const beat = (m: number, pid: number, start_time?: string) => ({
  */
 interface Payloads {
   unpause?: { reason: string };
-  pause?: { until: string; reason: string; window: string | null };
+  pause?: {
+    until: string;
+    reason: string;
+    window: string | null;
+    needs_person?: { advice: string; text: string };
+  };
   record_refusal?: unknown;
   keep_evidence?: { pid: number };
   stop_holder?: boolean;
@@ -398,6 +403,46 @@ const cases: Case[] = [
     absent: ["start", "break_claim"],
     reason:
       /ends in a usage-limit refusal naming no reset, so it is re-checked after usage\.pause_fallback \(1h\)/,
+  },
+  {
+    name: "5: a refusal naming no reset (an org's spend cap): the pause carries what a person must do",
+    effects: ["pause"],
+    events: HEALTHY,
+    facts: {
+      claim: alive(42, 60, "dead"),
+      seat: {
+        seat: "/s",
+        limited: true,
+        until: ago(-60),
+        reason: "seven_day usage-limit refusal until 13:00Z",
+        window: "seven_day",
+        refusal: {
+          text: "You've hit your org's monthly spend limit · ask your admin to raise it at https://claude.ai/admin-settings/usage",
+          at: ago(2),
+          resets_at: ago(-60),
+          named_reset: false,
+          transcript: "/s/projects/-x/a.jsonl",
+          window: "seven_day",
+          exact: true,
+          limit_type: "overage",
+          needs_person: "ask your admin to raise it at https://claude.ai/admin-settings/usage",
+        },
+      },
+    },
+    want: {
+      decision: "pause",
+      rule: 5,
+      pause: {
+        until: ago(-60),
+        reason: expect.stringMatching(/a person must act: Claude Code said "You've hit your org's/),
+        window: "seven_day",
+        needs_person: {
+          advice: "ask your admin to raise it at https://claude.ai/admin-settings/usage",
+          text: "You've hit your org's monthly spend limit · ask your admin to raise it at https://claude.ai/admin-settings/usage",
+        },
+      },
+    },
+    absent: ["start", "break_claim"],
   },
   {
     name: "5: seat limited with no reset named: pause_fallback",
@@ -1733,12 +1778,28 @@ describe("rules 9a–9c: a quiet live holder's activity (DESIGN §14)", () => {
       ["ok"],
     ],
     [
-      "api_retry at a usage limit: the refusal rule's",
+      "at_limit (a refusal at the end, no pause yet ended): the refusal rule's, no page",
       QUIET_BEAT,
-      act("api_retry", { cause: "usage_limit" }),
+      act("at_limit"),
       12,
       false,
       ["ok"],
+    ],
+    [
+      "interrupted by a person: no nudge, left alone",
+      QUIET_BEAT,
+      act("interrupted", { since: ago(11) }),
+      12,
+      false,
+      ["ok"],
+    ],
+    [
+      "interrupted past stale_after: rule 9 stays the backstop",
+      QUIET_BEAT,
+      act("interrupted", { since: ago(11) }),
+      50,
+      false,
+      ["restart_stuck", "keep_evidence", "stop:holder", "break_claim", "start"],
     ],
     [
       "api_retry on auth or billing: stand down",
@@ -1771,4 +1832,93 @@ describe("rules 9a–9c: a quiet live holder's activity (DESIGN §14)", () => {
       expect(names(run(events, activity, beatMin, unread))).toEqual(want);
     },
   );
+});
+
+describe("at_limit after a pause (DESIGN §14): the dialog a manager never leaves by itself", () => {
+  const tmuxStart = started(121, true, { launcher: "tmux", pane: "%3", pid: 42, start_time: ST });
+  // Claimed 120m ago, saved 100m ago, paused 99m–20m ago (a person's unpause, or the reset).
+  const PAUSED = [
+    tmuxStart,
+    claimed(120, 42),
+    saved(100, 42),
+    ev(99, "paused", { until: ago(20), reason: "seven_day refusal", window: "seven_day" }),
+    ev(20, "unpaused", { reason: "the usage pause is over" }),
+  ];
+  const dialog = {
+    verdict: "at_limit",
+    evidence: ["Claude Code's usage-limit dialog is on the screen"],
+    transcript: "/t/s.jsonl",
+  };
+  const run = (
+    events: JournalEvent[],
+    o: { activity?: unknown; unread?: boolean; beat?: number; policy?: Partial<DecidePolicy> },
+  ) =>
+    ask(
+      factsAt(events, {
+        claim: alive(42, 120),
+        heartbeat: beat(o.beat ?? 100, 42),
+        ...(o.activity ? { activity: o.activity as Facts["activity"] } : {}),
+        ...(o.unread ? { unread: ["activity"] } : {}),
+      }),
+      { ...POLICY, ...o.policy },
+    );
+
+  it("asks for the activity claim_grace after the pause's end, whatever the heartbeat's age", () => {
+    expect(run(PAUSED, { unread: true })).toEqual({ needs: ["activity"] });
+  });
+
+  it("still at the dialog: stopped by exact pid (an expected stop) and replaced, planned", () => {
+    const d = run(PAUSED, { activity: dialog }) as Decision;
+    expect(d.decision).toBe("restart_stuck");
+    expect(d.rule).toBe(9);
+    expect(d.effects.map(effectName)).toEqual([
+      "keep_evidence",
+      "stop:holder",
+      "break_claim",
+      "start",
+    ]);
+    const stop = d.effects.find((e) => e.kind === "stop");
+    expect(stop).toMatchObject({ pid: 42, start_time: ST, note: { planned: true } });
+    expect(d.effects.at(-1)).toMatchObject({ kind: "start", planned: true });
+    expect(d.reason).toMatch(/still at Claude Code's usage-limit dialog 20m after the pause ended/);
+  });
+
+  it.each([
+    ["inside claim_grace", PAUSED, { activity: dialog, policy: { claimGrace: 30 * MIN } }],
+    ["it saved after the pause", [...PAUSED, saved(5, 42)], { activity: dialog, beat: 5 }],
+    [
+      "it went on by itself (not at the dialog)",
+      PAUSED,
+      { activity: { ...dialog, verdict: "working", evidence: ["grew"] } },
+    ],
+    [
+      "it claimed after the pause ended",
+      [...PAUSED, started(15, true, { pid: 42 }), claimed(14, 42)],
+      { activity: dialog, beat: 100 },
+    ],
+  ] as [string, JournalEvent[], Parameters<typeof run>[1]][])(
+    "%s: not replaced",
+    (_n, events, o) => {
+      const f = factsAt(events, {
+        claim: alive(42, _n.startsWith("it claimed") ? 14 : 120),
+        heartbeat: beat(o.beat ?? 100, 42),
+        activity: o.activity as Facts["activity"],
+      });
+      const d = ask(f, { ...POLICY, ...o.policy });
+      expect(isNeeds(d) ? d.needs : d.decision).not.toBe("restart_stuck");
+    },
+  );
+
+  it("during the pause the dialog is only waited out (rule 3), never a blocked page", () => {
+    const during = PAUSED.slice(0, 4);
+    const f = factsAt(during, {
+      claim: alive(42, 120),
+      heartbeat: beat(100, 42),
+      paused: { at: ago(99), until: ago(-60), reason: "seven_day refusal", window: "seven_day" },
+      activity: dialog as Facts["activity"],
+    });
+    const d = decide(f, POLICY);
+    expect(d.decision).toBe("wait_pause");
+    expect(d.effects).toEqual([]);
+  });
 });

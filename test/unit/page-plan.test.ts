@@ -14,12 +14,22 @@ function ev(hours: number, type: string, fields: Record<string, unknown> = {}): 
   return { at: new Date(T0 + hours * H).toISOString(), type, ...fields };
 }
 const page = { title: "catalog stood down", message: "m", priority: 5, tags: ["rotating_light"] };
+/** A pause at a refusal naming no reset (DESIGN §5). */
+const NEEDS = {
+  until: "x",
+  reason: "r",
+  window: "seven_day",
+  needs_person: "ask your admin to raise it at https://claude.ai/admin-settings/usage",
+  limit_text:
+    "You've hit your org's monthly spend limit · ask your admin to raise it at https://claude.ai/admin-settings/usage",
+};
 
 describe("kindOf", () => {
   const rows: [Record<string, unknown> & { type: string }, string | null][] = [
     [{ type: "stood_down", reason: "x" }, "stood_down"],
     [{ type: "tick_failed", error: "x" }, "tick_failed"],
     [{ type: "paused", until: "x" }, "paused"],
+    [{ type: "paused", until: "x", needs_person: "contact support" }, "needs_person"],
     [{ type: "cleared" }, "cleared"],
     [{ type: "finished", note: "x" }, "finished"],
     [
@@ -136,6 +146,49 @@ describe("planPages", () => {
       now: 2,
       tick: false,
       want: [],
+    },
+    {
+      name: "a refusal naming no reset pages that a person must act, once: its fallback renewals do not page, past the cooldown too",
+      journal: [
+        ev(0, "paused", NEEDS),
+        ev(0, "paged", { kind: "needs_person" }),
+        ev(1, "unpaused"),
+        ev(1, "manager_started", { planned: true }),
+        ev(1.1, "paused", NEEDS),
+        ev(2.1, "unpaused"),
+        ev(7, "paused", NEEDS),
+      ],
+      given: [4, 6],
+      now: 7,
+      tick: true,
+      want: [],
+    },
+    {
+      name: "the first such pause pages, inside a usage pause's cooldown",
+      journal: [
+        ev(0, "paused", { until: "x", reason: "r", window: "five_hour" }),
+        ev(0, "paged", { kind: "paused" }),
+        ev(1, "unpaused"),
+        ev(2, "paused", NEEDS),
+      ],
+      given: [3],
+      now: 2,
+      tick: true,
+      want: [["needs_person"]],
+    },
+    {
+      name: "after a manager saved in between it is news again (past the cooldown)",
+      journal: [
+        ev(0, "paused", NEEDS),
+        ev(0, "paged", { kind: "needs_person" }),
+        ev(1, "unpaused"),
+        ev(2, "saved", { pid: 7 }),
+        ev(7, "paused", NEEDS),
+      ],
+      given: [4],
+      now: 7,
+      tick: true,
+      want: [["needs_person"]],
     },
     {
       name: "two events of one kind in one call: one page",
@@ -290,6 +343,18 @@ describe("planPages", () => {
       ).toEqual(row.want);
     });
   }
+});
+
+describe("the needs_person page", () => {
+  it("says a person must act and quotes what Claude Code said", () => {
+    const e = ev(0, "paused", { ...NEEDS, until: new Date(T0 + H).toISOString() });
+    const [a] = planPages({ journal: [e], events: [e], policy, now: T0, tick: false, program });
+    expect(a?.kind).toBe("needs_person");
+    expect(a?.page.title).toBe("catalog: a person must act on its seat's usage");
+    expect(a?.page.message).toContain(`"${NEEDS.limit_text}"`);
+    expect(a?.page.message).toContain(`will not lift by itself: ${NEEDS.needs_person}.`);
+    expect(a?.page.priority).toBe(4);
+  });
 });
 
 describe("pageStatusOf", () => {

@@ -166,6 +166,8 @@ describe("refusalAtEnd", () => {
       resets_at: 1794506400,
       at: "2026-11-12T14:00:09.063Z",
       window: "five_hour",
+      session: "5c0f4a7e-2b1d-4c55-9a53-0f1e2d3c4b5a",
+      from: "transcript",
     });
     expect(refusalAtEnd(BASIC)).toBeNull();
   });

@@ -278,16 +278,13 @@ function decides(l: Line): TailState | "call" | "output" | null {
     }
     if (l.kind === "turn_aborted") {
       const reason = str(l.p?.reason) ?? "aborted";
+      // A person's Esc in the TUI (0.171.0: `reason: "interrupted"`): someone is at the keyboard.
+      if (reason === "interrupted")
+        return { state: "interrupted", at, text: "turn aborted: interrupted" };
       return {
         state: "ended",
         at,
-        error: {
-          status: null,
-          error: reason,
-          text: `turn aborted: ${reason}`,
-          // A person's Esc (`interrupted`): not a limit, and nothing a restart mends.
-          cause: "transient",
-        },
+        error: { status: null, error: reason, text: `turn aborted: ${reason}`, cause: "transient" },
       };
     }
     if (l.kind === "task_started" || l.kind === "user_message")
