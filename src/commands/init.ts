@@ -43,7 +43,12 @@ export function initialConfig(
 }
 
 function claudeManager(launcher: LauncherKind, name: string): Record<string, unknown> {
-  const manager: Record<string, unknown> = { launcher, prompt: DEFAULT_PROMPT, env: {} };
+  const manager: Record<string, unknown> = {
+    launcher,
+    agent: "claude",
+    prompt: DEFAULT_PROMPT,
+    env: {},
+  };
   // Without a terminal claude answers once and exits (DESIGN §7): the command launcher runs it in
   // print mode; an interactive manager wants the tmux or herdr launcher.
   if (launcher === "command") manager.command = ["claude", "-p", "{prompt}"];
@@ -140,7 +145,8 @@ export async function run(argv: string[]): Promise<number> {
       created,
       ...(updated.length ? { updated } : {}),
       launcher,
-      agent,
+      // (`agent` is said for an agent other than the default, so Claude's answer is as before.)
+      ...(agent !== "claude" ? { agent } : {}),
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return EXIT.ok;
