@@ -1,9 +1,11 @@
 // The agent seam (DESIGN §19): everything the watchdog, save and the launchers ask of the agent a
 // manager runs, and nothing else. The claim, the heartbeat, the rules, the journal and the
 // lease are agent-neutral; only these readings differ. One implementation per agent
-// (src/agent/claude/, src/agent/codex/), chosen once from `manager.agent` (src/agent/index.ts):
-// a third agent is one more implementation and one more entry in src/agent/kinds.ts.
-import type { ClaudeScreenWatch, ClaudeStartEnd } from "../launch/tmux-claude.js";
+// (src/agent/claude/, src/agent/codex/), chosen once from `manager.agent` (src/agent/index.ts).
+// A third agent is one more implementation here and one more entry in each per-agent table:
+// src/agent/kinds.ts (load-time facts, launch defaults), src/launch/agent-start.ts (the start's
+// screen watch) and src/doctor/agent-checks.ts; each is a Record over AgentKind, so the
+// compiler names any that is missing.
 import type { NewReading } from "../usage/readings.js";
 import type { Refusal } from "../usage/transcript.js";
 import type { TailState } from "../usage/transcript-tail.js";
@@ -36,9 +38,6 @@ export interface ContextReading {
   window: number | null;
 }
 
-/** Where a new manager's screen stands until its prompt arrives (the tmux launcher's watch). */
-export type StartWatch = ClaudeScreenWatch;
-
 export interface Agent extends AgentFacts {
   kind: AgentKind;
   /** The seat (the sign-in whose limits every program on it shares): `usage.seat`, else the agent's config folder. */
@@ -67,17 +66,6 @@ export interface Agent extends AgentFacts {
   sessionOf(transcript: string): string | null;
   /** When a side transcript of the session last grew (Claude's sub-agents), epoch ms. */
   sideGrewAt(transcript: string): number | null;
-  /** Whether the argv runs this agent (its start is then watched on screen). */
-  runsIn(argv: readonly string[]): boolean;
-  /** Watches a new window until its prompt arrived, answering what `acceptTrustDialog` allows. */
-  watchStart(w: StartWatch): Promise<ClaudeStartEnd>;
-  /** Whether `prompt` reached a transcript of `root` on this seat since `sinceMs`. */
-  promptArrived(
-    seat: string,
-    q: { root: string; env: NodeJS.ProcessEnv },
-    prompt: string,
-    sinceMs: number,
-  ): boolean;
 }
 
 /** The parts of program.json an agent's seat is named by. */

@@ -4,12 +4,13 @@
 // the manager's claim), and the agent's pid from the pane's process info so it is stopped by
 // exact pid like the other launchers' managers.
 import { join } from "node:path";
-import { agentFor } from "../agent/index.js";
+import { AGENT_FACTS, agentKindOf } from "../agent/kinds.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure } from "../errors.js";
 import { which } from "../install/target.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv, projectDirOf } from "../usage/transcript.js";
+import { agentStart } from "./agent-start.js";
 import { screenTail } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv } from "./env.js";
 import { managerClaimed } from "./herdr-claimed.js";
@@ -59,7 +60,7 @@ export function freeAgentName(base: string, taken: ReadonlySet<string>): string 
 
 function settingsOf(program: ProgramContext) {
   const h = program.config.manager.herdr;
-  const d = agentFor(program.config).launch.herdr;
+  const d = AGENT_FACTS[agentKindOf(program.config)].launch.herdr;
   return {
     workspace: h?.workspace ?? program.name,
     agent: h?.agent ?? "manager",
@@ -182,7 +183,7 @@ export async function startHerdr(
   // The transcript folder is named as the manager names it: its manager.env may rename it.
   const seat = seatOf(program.config);
   const transcriptEnv = managerTranscriptEnv(program.config.manager.env);
-  const agent = agentFor(program.config);
+  const agent = agentStart(program.config);
   const at: Arrival = {
     seat,
     sinceMs,

@@ -1,12 +1,12 @@
 // The tmux launcher (DESIGN §7): a new window in a named session, running the configured argv.
-import type { Agent } from "../agent/agent.js";
-import { agentFor } from "../agent/index.js";
+import { AGENT_FACTS, agentKindOf } from "../agent/kinds.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv } from "../usage/transcript.js";
+import { type AgentStart, agentStart } from "./agent-start.js";
 import { KEY_SETTLE_MS } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv, secretVars } from "./env.js";
 import { managerClaimed } from "./herdr-claimed.js";
@@ -55,7 +55,8 @@ export function sessionOf(program: ProgramContext): string {
 /** The argv the window runs, placeholders filled, each one still a separate argument. */
 export function commandOf(req: LaunchRequest): string[] {
   const { program } = req;
-  const argv = program.config.manager.tmux?.command ?? agentFor(program.config).launch.tmux;
+  const argv =
+    program.config.manager.tmux?.command ?? AGENT_FACTS[agentKindOf(program.config)].launch.tmux;
   const vars = {
     prompt: req.prompt,
     reason: req.reason,
@@ -148,7 +149,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
     ...startedProcess(pid),
     ...(unit ? { unit } : {}),
   };
-  const agent = agentFor(program.config);
+  const agent = agentStart(program.config);
   if (agent.runsIn(argv)) await pastDialogs(req, launched, sinceMs, agent);
   return launched;
 }
@@ -158,7 +159,12 @@ async function start(req: LaunchRequest): Promise<Launched> {
  * a dialog, or whose prompt never arrives, has its window closed and fails with the screen,
  * unless its manager claimed meanwhile: then it is a success whatever the screen said.
  */
-async function pastDialogs(req: LaunchRequest, launched: Launched, sinceMs: number, agent: Agent) {
+async function pastDialogs(
+  req: LaunchRequest,
+  launched: Launched,
+  sinceMs: number,
+  agent: AgentStart,
+) {
   const { program } = req;
   const pane = launched.pane as string;
   const claim = { stateDir: program.stateDir, sinceMs };

@@ -2,9 +2,6 @@
 // (src/usage/transcript.ts, transcript-tail.ts, sessions.ts, src/launch/tmux-claude.ts). Shapes
 // as Claude Code 2.1.328 writes them.
 import { basename, join, resolve } from "node:path";
-import { runsClaude } from "../../config/claude-argv.js";
-import { promptArrived } from "../../launch/herdr-arrival.js";
-import { watchClaudeStart } from "../../launch/tmux-claude.js";
 import { lookupSession } from "../../usage/sessions.js";
 import { contextTokensOf, findTranscript, refusalAtEnd } from "../../usage/transcript.js";
 import { transcriptTail } from "../../usage/transcript-tail.js";
@@ -53,7 +50,4 @@ export const claude: Agent = {
   contextReady: () => true,
   sessionOf: (transcript) => basename(transcript, ".jsonl"),
   sideGrewAt: subagentsGrewAt,
-  runsIn: runsClaude,
-  watchStart: watchClaudeStart,
-  promptArrived: (seat, q, prompt, sinceMs) => promptArrived(seat, q.root, prompt, sinceMs, q.env),
 };

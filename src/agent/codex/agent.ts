@@ -4,8 +4,6 @@
 // rollout's `rate_limits` are recorded for the seat by save and the tick.
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { runsCodex } from "../../config/codex-argv.js";
-import { watchCodexStart } from "../../launch/tmux-codex.js";
 import { linesBackward } from "../../usage/backward.js";
 import type { NewReading } from "../../usage/readings.js";
 import type { Refusal } from "../../usage/transcript.js";
@@ -15,7 +13,6 @@ import { homeDir } from "../../util/lazy.js";
 import { iso } from "../../util/time.js";
 import type { Agent } from "../agent.js";
 import { AGENT_FACTS } from "../kinds.js";
-import { promptInRollouts } from "./arrival.js";
 import { findRollout, rolloutSession } from "./locate.js";
 import { type RolloutState, readRollout } from "./rollout.js";
 
@@ -113,7 +110,4 @@ export const codex: Agent = {
   },
   sessionOf: rolloutSession,
   sideGrewAt: () => null,
-  runsIn: runsCodex,
-  watchStart: watchCodexStart,
-  promptArrived: (seat, q, prompt, sinceMs) => promptInRollouts(seat, q.root, prompt, sinceMs),
 };
