@@ -5,7 +5,7 @@
 // past its yield time is wedged and replaced. The clock past the reset is the clock-step hook
 // (SHEEPDOG_CLOCK_FILE), so nothing waits for a real reset. Its own file, beside the rest.
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_RESUME_LINE } from "../src/agent/kinds.js";
@@ -156,6 +156,44 @@ describe.skipIf(skipWithout("codex", codex.why, CODEX_INSTALL))(
       });
       expect(String(ofType(p.stateDir, "api_errors")[0]?.reason)).toMatch(/429/);
       expect(isAlive(a?.pid as number, a?.start_time as string)).toBe(true);
+    });
+
+    it("an idle Codex (its turn ended, nothing to wake it) is nudged: the line reaches it and it saves", async ({
+      onTestFinished,
+    }) => {
+      const api = await fresh();
+      api.script(
+        {
+          name: "nudged",
+          when: (t) => t.main && t.lastUser.startsWith("sheepdog: this session has been idle"),
+          reply: exec("sheepdog save", { usage: usageOf(15_500) }),
+        },
+        ...managerModel({ tokens: 15_000 }),
+      );
+      const p = codexProgram(bin, api, {
+        watchdog: { quiet_after: "1s" },
+        onFinished: onTestFinished,
+      });
+      expect((await tickAsync(p.env)).report.decision).toBe("start");
+      const [a] = starts(p.stateDir);
+      await waitForClaimBy(p.stateDir, a?.pid as number);
+      const rollout = await rolloutHas(p, /"type":"task_complete"/);
+      // quiet_after (1 s) since the rollout last grew (Codex writes bookkeeping after the turn).
+      await waitFor(
+        "the rollout quiet",
+        () => Date.now() - statSync(rollout).mtimeMs > 1_500,
+        15_000,
+      );
+      const t = await tickAsync(p.env);
+      expect(t.report.decision, t.report.reason).toBe("nudge");
+      expect(ofType(p.stateDir, "nudged")[0]).toMatchObject({
+        pid: a?.pid,
+        via: expect.stringMatching(/tmux send-keys/),
+      });
+      const again = await waitFor("the save after the nudge", () =>
+        saveAnswers(api).find((s) => s.context_tokens === 15_500),
+      );
+      expect(again).toMatchObject({ hand_over: false });
     });
 
     it("a Codex stuck in a call past its yield time is wedged: stopped by exact pid and replaced", async ({

@@ -3,10 +3,17 @@
 // Codex checks against the real `codex --version` and the profile, and `hook stop` with Codex's
 // Stop payload recording the rollout for the Codex process.
 import { spawnSync } from "node:child_process";
-import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, sheepdog, tempDir } from "./helpers/cli.js";
+import { CLI, sheepdog, sleeper, tempDir } from "./helpers/cli.js";
 import { CODEX_INSTALL, codexBinary } from "./helpers/codex-cli.js";
 import { FIXTURES } from "./helpers/fixtures.js";
 import { skipWithout } from "./helpers/tools.js";
@@ -76,6 +83,52 @@ describe("init --agent codex", () => {
     const r = sheepdog(["init", join(home, "x"), "--agent", "gemini"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--agent: expected one of claude, codex, got "gemini"/);
+  });
+});
+
+describe("save --transcript takes a rollout", () => {
+  it("its context, 75 % of its model_context_window, and its rate limits recorded for the seat", () => {
+    const s = initCodex();
+    const rollout = join(
+      s.home,
+      "rollout-2026-12-03T13-27-15-01a23c16-78ce-7fd2-b992-3ec32ae887c4.jsonl",
+    );
+    writeFileSync(
+      rollout,
+      readFileSync(join(FIXTURES, "codex-0.171.0", "rollout-tool-turn.jsonl"), "utf8"),
+    );
+    const manager = sleeper();
+    const pid = String(manager.pid);
+    try {
+      const r = sheepdog(["save", "--pid", pid, "--transcript", rollout, "--program", s.root], {
+        env: s.env,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        context_tokens: 2600,
+        hand_over: false,
+        hand_over_at: 356_250,
+        transcript: rollout,
+      });
+      const usage = JSON.parse(
+        sheepdog(["usage", "--seat", s.codexHome, "--json"], { env: s.env }).stdout,
+      );
+      // The fixture's five-hour window (42.5 % then 43 %, resets hours after 2026-12-03) as read.
+      expect(Object.keys(usage.seats[0].windows)).toEqual(["five_hour", "seven_day"]);
+      const readings = readFileSync(
+        join(
+          s.env.SHEEPDOG_STATE_DIR,
+          "usage",
+          readdirSync(join(s.env.SHEEPDOG_STATE_DIR, "usage"))[0] as string,
+        ),
+        "utf8",
+      );
+      expect(readings).toMatch(
+        /"source":"rollout","session":"01a23c16-78ce-7fd2-b992-3ec32ae887c4"/,
+      );
+    } finally {
+      manager.kill("SIGKILL");
+    }
   });
 });
 

@@ -24,6 +24,12 @@ export interface AgentFacts {
    * `manager.resume_line` into a live holder at its prompt once the pause ends.
    */
   continuesAfterLimit: boolean;
+  /**
+   * Whether a background process it left running wakes it when it ends (Claude Code tells the
+   * model a background task completed; Codex 0.171.0 does not: its model must poll): a live
+   * child is evidence of `waiting` only then.
+   */
+  backgroundWakes: boolean;
   /** The context window a manager has when its agent never said (`hand_over_tokens: "auto"`). */
   defaultWindow: number;
 }
@@ -34,6 +40,7 @@ export const AGENT_FACTS: Record<AgentKind, AgentFacts> = {
     executable: "claude",
     launch: { tmux: ["claude", "{prompt}"], herdr: { kind: "claude", args: [] } },
     continuesAfterLimit: true,
+    backgroundWakes: true,
     defaultWindow: 200_000,
   },
   codex: {
@@ -45,6 +52,7 @@ export const AGENT_FACTS: Record<AgentKind, AgentFacts> = {
       herdr: { kind: "codex", args: ["--no-daemon"] },
     },
     continuesAfterLimit: false,
+    backgroundWakes: false,
     // Codex's own window is in every token_count; this is only the fallback before the first.
     defaultWindow: 200_000,
   },

@@ -96,7 +96,11 @@ export async function readActivity(
     tail: transcript ? agent.tail(transcript) : { state: "unknown", at: null },
     grew_at: grew !== null ? new Date(grew).toISOString() : null,
     grew_in_subagent: grewInSub,
-    children: sample.tree.map(childOf),
+    // A child wakes only an agent that is told when it ends (not Codex: DESIGN §19).
+    children: sample.tree.map((p) => {
+      const c = childOf(p);
+      return agent.backgroundWakes ? c : { ...c, wakes: false };
+    }),
     cpu_ms: sample.cpu_ms,
     cpu_window_ms: windowMs,
     stop: hooks.stop
