@@ -46,7 +46,7 @@ const pid = {
 const transcript = {
   type: "string",
   arg: "PATH",
-  help: "the manager's Claude Code transcript (default: the one its statusline recorded, else the newest in its project folder)",
+  help: "the manager's transcript: Claude Code's, or a Codex rollout (default: the one its statusline or Stop hook recorded, else the newest in its project folder, or the newest rollout of the program root since the claim)",
 } as const satisfies OptionSpec;
 const progress = {
   type: "string",
@@ -64,7 +64,7 @@ const wide = {
 
 export const COMMAND_SPECS = {
   init: {
-    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--json]"],
+    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--agent claude|codex] [--json]"],
     about: "write program.json (every default spelled out) and a placeholder MANAGER-PROMPT.md",
     positionals: true,
     options: {
@@ -77,6 +77,11 @@ export const COMMAND_SPECS = {
         type: "string",
         arg: "KIND",
         help: "how the manager is started: command (the default), tmux or herdr",
+      },
+      agent: {
+        type: "string",
+        arg: "AGENT",
+        help: "the manager's agent: claude (Claude Code, the default) or codex (the Codex CLI; also writes sheepdog's profile in $CODEX_HOME)",
       },
       json,
     },
@@ -212,7 +217,7 @@ export const COMMAND_SPECS = {
   hook: {
     usage: ["hook stop-failure", "hook stop", "hook notification"],
     about:
-      "Claude Code's StopFailure, Stop and Notification hooks: JSON on stdin; never fails loudly, exit 0",
+      "Claude Code's StopFailure, Stop and Notification hooks, and Codex's Stop: JSON on stdin; never fails loudly, exit 0",
     positionals: true,
     options: {},
   },
@@ -223,7 +228,7 @@ export const COMMAND_SPECS = {
       seat: {
         type: "string",
         arg: "DIR",
-        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop)",
+        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop) or its CODEX_HOME",
       },
       json,
     },

@@ -8,6 +8,13 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import {
+  codexManager,
+  codexPromptPlaceholder,
+  initSeat,
+  writeProfile,
+} from "../agent/codex/init.js";
+import { AGENTS, type AgentKind } from "../agent/kinds.js";
 import { CONFIG_FILE, PROMPT_FILE } from "../config/files.js";
 import { parseConfig } from "../config/load.js";
 import {
@@ -28,8 +35,32 @@ import { expandHome, writeFileAtomic } from "../util/fs.js";
 export { PROMPT_FILE };
 
 /** The program.json `init` writes: every defaulted setting spelled out, optional sections left out. */
-export function initialConfig(name: string, launcher: LauncherKind): Record<string, unknown> {
-  const manager: Record<string, unknown> = { launcher, prompt: DEFAULT_PROMPT, env: {} };
+export function initialConfig(
+  name: string,
+  launcher: LauncherKind,
+  agent: AgentKind = "claude",
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, unknown> {
+  const manager: Record<string, unknown> =
+    agent === "codex"
+      ? codexManager(launcher, name, DEFAULT_PROMPT, env)
+      : claudeManager(launcher, name);
+  return {
+    name,
+    manager,
+    watchdog: { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
+    hand_over_tokens: DEFAULTS.hand_over_tokens,
+    usage: { ...DEFAULTS.usage },
+  };
+}
+
+function claudeManager(launcher: LauncherKind, name: string): Record<string, unknown> {
+  const manager: Record<string, unknown> = {
+    launcher,
+    agent: "claude",
+    prompt: DEFAULT_PROMPT,
+    env: {},
+  };
   // Without a terminal claude answers once and exits (DESIGN §7): the command launcher runs it in
   // print mode; an interactive manager wants the tmux or herdr launcher.
   if (launcher === "command") manager.command = ["claude", "-p", "{prompt}"];
@@ -43,13 +74,7 @@ export function initialConfig(name: string, launcher: LauncherKind): Record<stri
       args: [],
       accept_trust_dialog: false,
     };
-  return {
-    name,
-    manager,
-    watchdog: { ...DEFAULTS.watchdog, crash_loop: { ...DEFAULTS.watchdog.crash_loop } },
-    hand_over_tokens: DEFAULTS.hand_over_tokens,
-    usage: { ...DEFAULTS.usage },
-  };
+  return manager;
 }
 
 const PROMPT_PLACEHOLDER = (name: string) => `# Manager prompt for ${name}
@@ -149,38 +174,53 @@ export async function run(argv: string[]): Promise<number> {
       `--launcher: expected one of ${LAUNCHERS.join(", ")}, got ${JSON.stringify(values.launcher)}`,
     );
   }
+  const agent = (values.agent ?? "claude") as AgentKind;
+  if (!AGENTS.includes(agent))
+    throw new UsageError(
+      `--agent: expected one of ${AGENTS.join(", ")}, got ${JSON.stringify(values.agent)}`,
+    );
   const configPath = join(root, CONFIG_FILE);
   const promptPath = join(root, PROMPT_FILE);
   for (const path of [configPath, promptPath]) {
     if (existsSync(path)) throw new RefusedError(`${path} already exists; not overwriting it`);
   }
-  const text = `${JSON.stringify(initialConfig(name, launcher), null, 2)}\n`;
+  const text = `${JSON.stringify(initialConfig(name, launcher, agent), null, 2)}\n`;
   parseConfig(text, configPath); // what init writes must pass check
   // 0700 whatever the umask (its parents too, when init makes them); a folder that is there
   // already is narrowed when it is yours and others may write it, refused when it is not yours
   // or a link (DESIGN §18). program.json may carry manager.env secrets: 0600, as the prompt.
   ensureOwnedDir(root, UNSAFE_PROGRAM, { narrow: true });
-  // The manager runs `sheepdog claim acquire` through Claude Code's Bash tool first of all:
-  // without an allow rule every launcher leaves it to a person (see claude-permissions.ts).
-  const settingsPath = join(root, PROJECT_SETTINGS);
-  const existing = readIfThere(settingsPath);
-  const settings = withAllowRule(existing);
+  const placeholder = agent === "codex" ? codexPromptPlaceholder(name) : PROMPT_PLACEHOLDER(name);
   writePrivate(configPath, text);
-  writePrivate(promptPath, PROMPT_PLACEHOLDER(name));
+  writePrivate(promptPath, placeholder);
   const created = [configPath, promptPath];
   const updated: string[] = [];
-  if ("text" in settings && settings.text !== null) {
-    // Its settings can declare hooks that run as the user: a folder of the user's own, 0700.
-    ensureOwnedDir(join(root, ".claude"), UNSAFE_PROGRAM, { narrow: true });
-    // A file that was there keeps its mode.
-    const mode = existing === null ? 0o600 : statSync(settingsPath).mode & 0o777;
-    writeFileAtomic(settingsPath, settings.text, mode);
-    (existing === null ? created : updated).push(settingsPath);
+  /** What each settings file written is for, said after its path. */
+  const why = new Map<string, string>();
+  let unchanged: string | null = null;
+  if (agent === "codex") {
+    // The seat's profile: permissions, this root's trust, the trusted Stop hook (DESIGN §19).
+    const profile = writeProfile(initSeat(), root);
+    if (profile.created) created.push(profile.path);
+    else if (profile.changed) updated.push(profile.path);
+  } else {
+    // The manager runs `sheepdog claim acquire` through Claude Code's Bash tool first of all:
+    // without an allow rule every launcher leaves it to a person (see claude-permissions.ts).
+    const settingsPath = join(root, PROJECT_SETTINGS);
+    const existing = readIfThere(settingsPath);
+    const settings = withAllowRule(existing);
+    if ("text" in settings && settings.text !== null) {
+      // Its settings can declare hooks that run as the user: a folder of the user's own, 0700.
+      ensureOwnedDir(join(root, ".claude"), UNSAFE_PROGRAM, { narrow: true });
+      // A file that was there keeps its mode.
+      const mode = existing === null ? 0o600 : statSync(settingsPath).mode & 0o777;
+      writeFileAtomic(settingsPath, settings.text, mode);
+      (existing === null ? created : updated).push(settingsPath);
+      why.set(settingsPath, `(lets the manager run sheepdog unasked: ${SHEEPDOG_ALLOW_RULE})`);
+    }
+    if ("why" in settings)
+      unchanged = `${settingsPath} was left as it is: ${settings.why}; add "${SHEEPDOG_ALLOW_RULE}" to its permissions.allow yourself, or the manager's sheepdog calls wait for a person`;
   }
-  const unchanged =
-    "why" in settings
-      ? `${settingsPath} was left as it is: ${settings.why}; add "${SHEEPDOG_ALLOW_RULE}" to its permissions.allow yourself, or the manager's sheepdog calls wait for a person`
-      : null;
   if (values.json) {
     const out = {
       program: name,
@@ -188,18 +228,19 @@ export async function run(argv: string[]): Promise<number> {
       created,
       updated,
       launcher,
+      // (`agent` is said for an agent other than the default, so Claude's answer is as before.)
+      ...(agent !== "claude" ? { agent } : {}),
       ...(unchanged ? { warnings: [unchanged] } : {}),
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return EXIT.ok;
   }
-  const allows = `(lets the manager run sheepdog unasked: ${SHEEPDOG_ALLOW_RULE})`;
-  for (const path of created)
-    process.stdout.write(`created ${path}${path === settingsPath ? ` ${allows}` : ""}\n`);
-  for (const path of updated) process.stdout.write(`updated ${path} ${allows}\n`);
+  const said = (path: string) => (why.has(path) ? ` ${why.get(path)}` : "");
+  for (const path of created) process.stdout.write(`created ${path}${said(path)}\n`);
+  for (const path of updated) process.stdout.write(`updated ${path}${said(path)}\n`);
   if (unchanged) process.stderr.write(`warning: ${unchanged}\n`);
   process.stdout.write(
-    `next: edit program.json and MANAGER-PROMPT.md, then run: sheepdog check --program ${root}\n`,
+    `next: edit program.json and MANAGER-PROMPT.md, then run: sheepdog check --program ${root}${agent === "codex" ? ` and sheepdog doctor --program ${root}` : ""}\n`,
   );
   return EXIT.ok;
 }

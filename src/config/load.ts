@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { AGENT_FACTS, agentKindOf, DEFAULT_RESUME_LINE } from "../agent/kinds.js";
 import { UsageError } from "../errors.js";
 import { formatDuration, parseDuration } from "../util/duration.js";
 import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
-import { isInteractiveClaude } from "./claude-argv.js";
+import { agentProblems, withAgentDefaults } from "./agent-config.js";
 import { CONFIG_FILE } from "./files.js";
 import { describeIssue } from "./issues.js";
 import { type ProgramConfig, programSchema } from "./schema.js";
@@ -39,6 +40,11 @@ export interface Policy {
   reminders: number;
   /** A tick that runs longer than this is considered hung; its lock may be broken. */
   tickDeadline: number;
+  /**
+   * The line typed into a live holder at its prompt when a usage pause ends (DESIGN §19), or
+   * null when the agent goes on by itself (Claude Code).
+   */
+  resumeLine: string | null;
 }
 
 export interface Program {
@@ -106,9 +112,10 @@ export function parseConfig(text: string, file: string): ProgramConfig {
     const lines = result.error.issues.flatMap((issue) => describeIssue(issue, raw).split("\n"));
     throw new UsageError(lines.map((l) => `${file}: ${l}`).join("\n"));
   }
-  const problems = loadProblems(result.data);
+  const config = withAgentDefaults(result.data, raw);
+  const problems = loadProblems(config);
   if (problems.length > 0) throw new UsageError(problems.map((l) => `${file}: ${l}`).join("\n"));
-  return expandPaths(result.data);
+  return expandPaths(config);
 }
 
 /**
@@ -118,15 +125,9 @@ export function parseConfig(text: string, file: string): ProgramConfig {
  */
 function loadProblems(config: ProgramConfig): string[] {
   const m = config.manager;
-  const out: string[] = [];
   // (A missing manager.command is allowed: a program that is only inspected needs none; check
   // warns, and a start without one is a failed start the crash-loop guard counts.)
-  if (m.launcher === "command" && m.command) {
-    if (isInteractiveClaude(m.command))
-      out.push(
-        `manager.command: expected a command that runs without a terminal, got ${JSON.stringify(m.command)}: claude without -p/--print needs one (without it, it answers once and exits, which looks like a crash every time); use the tmux or herdr launcher`,
-      );
-  }
+  const out: string[] = agentProblems(config);
   // A holder must fence itself (ttl − margin without a renewal) before another host may take
   // over (ttl + margin), with a tick between: ttl ≥ 2 × margin + interval (DESIGN §15).
   const lease = config.lease;
@@ -156,6 +157,7 @@ function expandPaths(config: ProgramConfig): ProgramConfig {
   if (c.usage.seat) c.usage.seat = expandHome(c.usage.seat);
   if (c.manager.env.CLAUDE_CONFIG_DIR)
     c.manager.env.CLAUDE_CONFIG_DIR = expandHome(c.manager.env.CLAUDE_CONFIG_DIR);
+  if (c.manager.env.CODEX_HOME) c.manager.env.CODEX_HOME = expandHome(c.manager.env.CODEX_HOME);
   if (c.merge_lock) c.merge_lock.repo = expandHome(c.merge_lock.repo);
   if (c.ledger) c.ledger.repo = expandHome(c.ledger.repo);
   if (c.lease) {
@@ -187,5 +189,8 @@ export function policyOf(config: ProgramConfig): Policy {
     remindEvery: parseDuration(page?.remind_every ?? "4h"),
     reminders: page?.reminders ?? 2,
     tickDeadline: TICK_DEADLINE_MS,
+    resumeLine: AGENT_FACTS[agentKindOf(config)].continuesAfterLimit
+      ? null
+      : (config.manager.resume_line ?? DEFAULT_RESUME_LINE),
   };
 }

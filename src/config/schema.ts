@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { AGENTS } from "../agent/kinds.js";
 import { unsupportedGlobSyntax } from "../progress/syntax.js";
 import { DURATION_EXPECTED, isPositiveDuration } from "../util/duration.js";
 
@@ -93,14 +94,20 @@ export const herdrSchema = z.strictObject({
   ),
   kind: z._default(text(), "claude"),
   args: z._default(z.array(z.string()), []),
-  /** Answer Claude's folder-trust dialog (that one dialog only) when a start is held at it. */
+  /**
+   * Answer the agent's folder-trust dialog when a start is held at it (Claude's; Codex's "Trust
+   * this folder?" and "Hooks need review").
+   */
   accept_trust_dialog: z._default(z.boolean(), false),
 });
 
 export const tmuxSchema = z.strictObject({
   session: z.optional(text()),
   command: z._default(argv(), ["claude", "{prompt}"]),
-  /** Answer Claude's folder-trust dialog (that one dialog only) when a start is held at it. */
+  /**
+   * Answer the agent's folder-trust dialog when a start is held at it (Claude's; Codex's "Trust
+   * this folder?" and "Hooks need review").
+   */
   accept_trust_dialog: z._default(z.boolean(), false),
 });
 
@@ -118,13 +125,23 @@ export const programSchema = z.strictObject({
         z.enum(LAUNCHERS, { message: `one of ${LAUNCHERS.join(", ")}` }),
         "command",
       ),
+      /** The agent the manager is (DESIGN §19): Claude Code unless it says codex. */
+      agent: z._default(z.enum(AGENTS, { message: `one of ${AGENTS.join(", ")}` }), "claude"),
       prompt: z._default(text(), DEFAULT_PROMPT),
+      /** Typed into a live holder at its prompt when a usage pause ends (an agent that does not go on by itself). */
+      resume_line: z.optional(
+        z.string({ message: "one line of text" }).check(
+          z.refine((t: string) => t.trim() !== "" && !/[\r\n]/.test(t), {
+            message: "one line of text",
+          }),
+        ),
+      ),
       env: z._default(z.record(z.string(), z.string()), {}),
       herdr: z.optional(herdrSchema),
       tmux: z.optional(tmuxSchema),
       command: z.optional(argv()),
     }),
-    { launcher: "command", prompt: DEFAULT_PROMPT, env: {} },
+    { launcher: "command", agent: "claude", prompt: DEFAULT_PROMPT, env: {} },
   ),
   watchdog: z._default(
     z.strictObject({

@@ -9,12 +9,11 @@ import { launchAgentsDir } from "../install/launchd.js";
 import { userUnitDir } from "../install/systemd.js";
 import { homeDir } from "../install/target.js";
 import { programFolderProblems, stateDirOf, stateDirProblem } from "../state/dir.js";
-import { type PathProblem, pathProblem, UnsafePath } from "../state/owned.js";
+import { type PathProblem, pathProblem } from "../state/owned.js";
 import { HOST_SUBDIRS, hostStateDir } from "../usage/host-state.js";
-import { bad, type Check, nativeScheduler, ok } from "./check.js";
-import { claudeChecks } from "./claude-checks.js";
+import { agentChecks } from "./agent-checks.js";
+import { bad, type Check, guarded, nativeScheduler, ok } from "./check.js";
 import { leaseCheck } from "./lease-check.js";
-import { permissionCheck } from "./permission-check.js";
 import {
   activityCheck,
   cadenceCheck,
@@ -23,8 +22,7 @@ import {
   timerCheck,
   tmuxCheck,
 } from "./schedule-checks.js";
-import { hookChecks, pagesCheck, statuslineCheck, toolChecks } from "./tool-checks.js";
-import { trustCheck } from "./trust.js";
+import { pagesCheck, toolChecks } from "./tool-checks.js";
 import { watcherCheck } from "./watcher.js";
 
 export { type Check, nativeScheduler, type Status } from "./check.js";
@@ -119,19 +117,6 @@ export function hostChecks(home = homeDir()): Check[] {
   }));
 }
 
-/**
- * A check that reads what another check may have found unsafe (the host state dir: doctor
- * reports it, never fails on it): a throw is that check failing, with the reason.
- */
-function guarded(label: string, name: string, check: () => Check): Check {
-  try {
-    return check();
-  } catch (err) {
-    const fix = err instanceof UnsafePath ? err.detail.fix : "see the detail";
-    return bad(label, name, "fail", `cannot check: ${(err as Error).message}`, fix);
-  }
-}
-
 /** The installed timers/agents whose tick covers this program root. */
 export function programChecks(root: string, installed: Installed[]): Check[] {
   let program: Program;
@@ -180,10 +165,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
     guarded(program.name, "last_tick", () => lastTickCheck(program, covering)),
     guarded(program.name, "watcher", () => watcherCheck(program, nativeScheduler())),
     ...toolChecks(program, covering),
-    guarded(program.name, "statusline", () => statuslineCheck(program)),
-    ...hookChecks(program),
-    ...claudeChecks(program, covering),
-    ...[trustCheck(program), permissionCheck(program)].filter((c): c is Check => c !== null),
+    ...agentChecks(program, covering),
     guarded(program.name, "pages", () => pagesCheck(program)),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),
   ];

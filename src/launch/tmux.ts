@@ -1,17 +1,16 @@
 // The tmux launcher (DESIGN §7): a new window in a named session, running the configured argv.
-import { runsClaude } from "../config/claude-argv.js";
+import { AGENT_FACTS, agentKindOf } from "../agent/kinds.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv } from "../usage/transcript.js";
+import { type AgentStart, agentStart } from "./agent-start.js";
 import { KEY_SETTLE_MS } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv, secretVars } from "./env.js";
-import { promptArrived } from "./herdr-arrival.js";
 import { managerClaimed } from "./herdr-claimed.js";
 import { StartFailed } from "./start-failed.js";
-import { watchClaudeStart } from "./tmux-claude.js";
 import { transientScope } from "./transient.js";
 import {
   fillPlaceholders,
@@ -22,7 +21,6 @@ import {
 } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
-const DEFAULT_COMMAND = ["claude", "{prompt}"];
 
 /**
  * `-L NAME` when `$SHEEPDOG_TMUX_SOCKET` names a socket: tests (and anyone keeping managers
@@ -57,7 +55,8 @@ export function sessionOf(program: ProgramContext): string {
 /** The argv the window runs, placeholders filled, each one still a separate argument. */
 export function commandOf(req: LaunchRequest): string[] {
   const { program } = req;
-  const argv = program.config.manager.tmux?.command ?? DEFAULT_COMMAND;
+  const argv =
+    program.config.manager.tmux?.command ?? AGENT_FACTS[agentKindOf(program.config)].launch.tmux;
   const vars = {
     prompt: req.prompt,
     reason: req.reason,
@@ -169,16 +168,22 @@ async function start(req: LaunchRequest): Promise<Launched> {
     ...startedProcess(pid),
     ...(unit ? { unit } : {}),
   };
-  if (runsClaude(argv)) await pastClaudeDialogs(req, launched, sinceMs);
+  const agent = agentStart(program.config);
+  if (agent.runsIn(argv)) await pastDialogs(req, launched, sinceMs, agent);
   return launched;
 }
 
 /**
- * Claude Code in the new window: watched until its prompt arrives (DESIGN §7). A start held
- * at a dialog, or whose prompt never arrives, has its window closed and fails with the screen,
+ * The agent in the new window: watched until its prompt arrives (DESIGN §7). A start held at
+ * a dialog, or whose prompt never arrives, has its window closed and fails with the screen,
  * unless its manager claimed meanwhile: then it is a success whatever the screen said.
  */
-async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs: number) {
+async function pastDialogs(
+  req: LaunchRequest,
+  launched: Launched,
+  sinceMs: number,
+  agent: AgentStart,
+) {
   const { program } = req;
   const pane = launched.pane as string;
   const claim = { stateDir: program.stateDir, sinceMs };
@@ -190,7 +195,7 @@ async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs
   const transcriptEnv = managerTranscriptEnv(program.config.manager.env);
   const claimed = () => managerClaimed(claim, proc);
   try {
-    await watchClaudeStart({
+    await agent.watchStart({
       read: async () => {
         // A pane kept after its process ended (remain-on-exit) still shows its last screen.
         const dead = await tmux(["display-message", "-p", "-t", pane, "#{pane_dead}"]);
@@ -203,7 +208,12 @@ async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs
         if (s.code !== 0) throw failure(`send-keys -t ${pane} ${key}`, s);
       },
       arrived: () =>
-        promptArrived(seat, program.root, req.prompt, sinceMs, transcriptEnv) || claimed(),
+        agent.promptArrived(
+          seat,
+          { root: program.root, env: transcriptEnv },
+          req.prompt,
+          sinceMs,
+        ) || claimed(),
       acceptTrustDialog: program.config.manager.tmux?.accept_trust_dialog === true,
       root: program.root,
       startMs: envMs("SHEEPDOG_TMUX_START_MS", 60_000),
@@ -251,8 +261,9 @@ async function screen(_program: ProgramContext, launched: Launched): Promise<str
 }
 
 /**
- * The nudge: the text typed literally, Enter once it shows in Claude's input box (Enter sent
- * with the text can land before the composer has it), by the pane the start made.
+ * The nudge (and the resume line after a usage pause): the text typed literally, Enter once it
+ * shows in the agent's input box (Enter sent with the text can land before the composer has
+ * it; Codex 0.171.0 takes an Enter in the typed burst as a newline), by the pane the start made.
  */
 async function nudge(_program: ProgramContext, launched: Launched, text: string) {
   const pane = await ownPane(launched);

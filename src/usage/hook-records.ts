@@ -3,7 +3,9 @@
 // idle or permission prompt). One small file per session and event, replaced whole on every
 // call, so the two hooks of one session never write over each other.
 // Payload shapes as Claude Code 2.1.328 sends them (test/fixtures/claude-2.1.328/hook-stop.json,
-// hook-notification-idle.json).
+// hook-notification-idle.json); Codex 0.171.0's Stop has the same keys a record keeps
+// (`session_id`, `transcript_path`, `cwd`, `stop_hook_active`, `last_assistant_message`) plus
+// `turn_id`, and no background tasks (test/fixtures/codex-0.171.0/hook-stop.json).
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../util/fs.js";
@@ -81,6 +83,18 @@ export function hookRecordOf(
     cron_count: Array.isArray(o.session_crons) ? o.session_crons.length : 0,
     last_assistant_message: cut(o.last_assistant_message),
   };
+}
+
+/**
+ * The seat (CODEX_HOME) of a Codex rollout a Stop payload names: Codex 0.171.0 writes
+ * `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`; null for anything else (a
+ * Claude Code transcript).
+ */
+export function codexRolloutSeat(transcript: string | null): string | null {
+  const m = transcript
+    ? /^(\/.+)\/sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-[^/]+\.jsonl$/.exec(transcript)
+    : null;
+  return m?.[1] ?? null;
 }
 
 function pathOf(dir: string, session: string, kind: HookKind): string {

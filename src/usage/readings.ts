@@ -19,8 +19,12 @@ export interface Reading {
   used_percentage: number;
   /** ISO time the window resets. */
   resets_at: string;
-  source: "statusline" | "refusal";
-  /** The Claude Code session that rendered it (statusline readings; absent in old files), or that was refused. */
+  /** `rollout`: a Codex manager's rate_limits, recorded by save and the tick (DESIGN §19). */
+  source: "statusline" | "refusal" | "rollout";
+  /**
+   * The agent session that rendered it (statusline and rollout readings; absent in old files),
+   * or that was refused.
+   */
   session?: string;
   /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
   text?: string;
@@ -82,7 +86,7 @@ const readingSchema = onFirstUse(() => {
     window: z.enum(["five_hour", "seven_day"]),
     used_percentage: z.number().check(z.refine(Number.isFinite)),
     resets_at: text.check(z.refine((t) => Number.isFinite(Date.parse(t)))),
-    source: orElse(z.enum(["statusline", "refusal"]), "statusline"),
+    source: orElse(z.enum(["statusline", "refusal", "rollout"]), "statusline"),
     session: absentIfBad,
     text: absentIfBad,
     refusal_at: orElse(z.optional(z.nullable(text)), undefined),

@@ -151,6 +151,27 @@ const HANDLERS: Handlers = {
     });
     run.actions.push(error ? `nudge failed: ${error}` : `nudged pid ${e.pid} (${via})`);
   },
+  async resume_line(run, e) {
+    const launcher = await launcherFor(e.start.launcher);
+    let via: string | null = null;
+    let error: string | null = null;
+    try {
+      via = launcher.nudge ? await launcher.nudge(run.program, launchedOf(e.start), e.text) : null;
+      if (via === null) error = `the ${e.start.launcher} launcher cannot type into its pane`;
+    } catch (err) {
+      error = (err as Error).message.split("\n")[0] ?? "failed";
+    }
+    // Untyped, the holder still has claim_grace to go on, then rule 9 replaces it.
+    run.journal({
+      type: "resume_typed",
+      pid: e.pid,
+      reason: e.reason,
+      text: e.text,
+      ...(via ? { via } : {}),
+      ...(error ? { error } : {}),
+    });
+    run.actions.push(error ? `resume line failed: ${error}` : `typed the resume line (${via})`);
+  },
   async lease_lost(run, e) {
     // First in a fence, and never what keeps the stop from happening: a full disk that refuses
     // these writes still lets the manager be stopped (the tick fails after, and says so).
@@ -191,6 +212,14 @@ const HANDLERS: Handlers = {
       recordRefusal(run.program, e, run.now);
     } catch {
       // The host state dir refused the write: this program still pauses, judged in memory.
+    }
+  },
+  async record_readings(run, e) {
+    const { recordReadings } = await import("./refusal.js");
+    try {
+      recordReadings(run.program, e.readings, run.now);
+    } catch {
+      // The host state dir refused the write: this tick judged with them in memory all the same.
     }
   },
   async keep_evidence(run) {

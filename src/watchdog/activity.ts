@@ -76,7 +76,12 @@ const fmt = formatDuration;
 const t = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
 
 /** A tool's own time limit (ms), when Claude Code enforces one we know: Bash's. */
-export function toolLimitMs(tool: { name: string; timeout_ms: number | null }): number | null {
+export function toolLimitMs(tool: {
+  name: string;
+  timeout_ms: number | null;
+  limit_ms?: number;
+}): number | null {
+  if (tool.limit_ms !== undefined) return tool.limit_ms; // the agent's reader knows it
   if (tool.name !== "Bash") return null;
   return Math.min(tool.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
 }
@@ -86,7 +91,9 @@ export function apiCauseOf(e: {
   status: number | null;
   error: string | null;
   text: string;
+  cause?: ApiCause;
 }): ApiCause {
+  if (e.cause) return e.cause; // the agent's reader named it (Codex's codex_error_info)
   if (
     e.status === 401 ||
     e.status === 402 ||

@@ -13,6 +13,7 @@ import {
 import { heldStart } from "./held-start.js";
 import { startOfHolder } from "./holder-start.js";
 import { leaseRule } from "./lease-rule.js";
+import { withResumeLine } from "./resume-rule.js";
 import {
   type DecidePolicy,
   type Decision,
@@ -60,7 +61,9 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision | NeedsFact
   const matched = matchRule(facts, policy);
   if (isNeeds(matched)) return matched;
   const { loop_prefix: _, ...d } = guardCrashLoop(matched, facts, policy);
-  return withRefusalRecord(d, facts);
+  const resumed = withResumeLine(d, facts, policy.resumeLine);
+  if (isNeeds(resumed)) return resumed;
+  return withRefusalRecord(resumed, facts);
 }
 
 /**
@@ -98,24 +101,30 @@ function guardCrashLoop(d: Matched, facts: Facts, policy: DecidePolicy): Matched
   };
 }
 
-/** A refusal gather judged in memory is recorded for the seat first (gather never writes). */
+/**
+ * A refusal gather judged in memory is recorded for the seat first (gather never writes); so
+ * are the usage readings a manager's transcript carries (Codex's, DESIGN §19).
+ */
 function withRefusalRecord(d: Decision, facts: Facts): Decision {
   const r = facts.seat.refusal;
-  if (r?.recorded !== false) return d;
-  const record: Effect = {
-    kind: "record_refusal",
-    text: r.text,
-    at: r.at,
-    resets_at: r.resets_at,
-    named_reset: r.named_reset,
-    transcript: r.transcript,
-    ...(r.window ? { window: r.window } : {}),
-    ...(r.exact ? { exact: r.exact } : {}),
-    ...(r.limit_type ? { limit_type: r.limit_type } : {}),
-    ...(r.needs_person ? { needs_person: r.needs_person } : {}),
-    ...(r.session ? { session: r.session } : {}),
-  };
-  return { ...d, effects: [record, ...d.effects] };
+  const u = facts.seat.readings;
+  const records: Effect[] = [];
+  if (u) records.push({ kind: "record_readings", transcript: u.transcript, readings: u.readings });
+  if (r?.recorded === false)
+    records.push({
+      kind: "record_refusal",
+      text: r.text,
+      at: r.at,
+      resets_at: r.resets_at,
+      named_reset: r.named_reset,
+      transcript: r.transcript,
+      ...(r.window ? { window: r.window } : {}),
+      ...(r.exact ? { exact: r.exact } : {}),
+      ...(r.limit_type ? { limit_type: r.limit_type } : {}),
+      ...(r.needs_person ? { needs_person: r.needs_person } : {}),
+      ...(r.session ? { session: r.session } : {}),
+    });
+  return records.length > 0 ? { ...d, effects: [...records, ...d.effects] } : d;
 }
 
 /** The rows of DESIGN §6 in order; the first that matches decides. */

@@ -1,6 +1,7 @@
 import type { History } from "../journal/replay.js";
 import type { MergeLockState } from "../merge-lock/lock.js";
 import type { PageStatus } from "../page/status.js";
+import type { NewReading } from "../usage/readings.js";
 import type { MonoStamp } from "../util/mono.js";
 import type { Activity } from "./activity.js";
 import type { HeldStartFacts } from "./held-start.js";
@@ -41,6 +42,8 @@ export interface Facts {
     window: string | null;
     /** A usage-limit refusal at the end of this program's manager's transcript, when one counts. */
     refusal?: SeatRefusal | null;
+    /** Usage readings the manager's transcript carries that the seat does not hold yet (Codex). */
+    readings?: SeatReadings;
   };
   claim: ClaimFacts;
   /**
@@ -74,7 +77,11 @@ export interface Facts {
    * What the holder is doing, read only for a live holder quiet for `quiet_after` (DESIGN §14):
    * the verdict and its evidence in words.
    */
-  activity?: Activity & { transcript: string | null };
+  activity?: Activity & {
+    transcript: string | null;
+    /** The transcript's newest turn has ended: the holder waits at its prompt. */
+    turn_ended?: boolean;
+  };
   /**
    * Rule 12: what the last start, not yet claimed, shows (its screen's dialog, its session's
    * Notification), read only when decide asks for it (issue 33).
@@ -111,6 +118,15 @@ export type ClaimFacts =
       claimed_at: string;
     }
   | { state: "unreadable"; problem: string };
+
+/**
+ * The usage readings a manager's transcript carries (a Codex rollout's rate_limits, DESIGN §19)
+ * that the seat's readings do not hold yet: judged with them, and recorded by the tick.
+ */
+export interface SeatReadings {
+  transcript: string;
+  readings: NewReading[];
+}
 
 /** A refusal record found in the manager's transcript (DESIGN §5), as the seat's evidence. */
 export interface SeatRefusal {

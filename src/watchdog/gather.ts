@@ -246,7 +246,7 @@ async function readFact(
   now: number,
 ): Promise<void> {
   if (fact === "seat_refusal") {
-    const { limit, refusal } = seatWithRefusal(
+    const { limit, refusal, readings } = seatWithRefusal(
       program,
       facts.seat.seat,
       facts.claim,
@@ -261,6 +261,7 @@ async function readFact(
       reason: limit.reason,
       window: limit.window,
       ...(refusal ? { refusal } : {}),
+      ...(readings ? { readings } : {}),
     };
   } else if (fact === "activity") {
     if (facts.claim.state === "alive") {
@@ -269,7 +270,11 @@ async function readFact(
       const nudged = spellEvent(facts, facts.claim, "nudged");
       facts.activity = await readActivity(
         program,
-        { pid: facts.claim.pid, start_time: facts.claim.start_time },
+        {
+          pid: facts.claim.pid,
+          start_time: facts.claim.start_time,
+          claimed_at: facts.claim.claimed_at,
+        },
         now,
         nudged ? Date.parse(nudged.at) : null,
         startOfHolder(facts.history.last_start, facts.claim),

@@ -32,20 +32,21 @@ export type DecisionKind = (typeof DECISIONS)[number];
 /** The decisions that stop a live holder as an incident: rule 9 and its sooner forms (9a, 9b). */
 export const LIVE_RESTARTS: readonly string[] = ["restart_stuck", "restart_idle", "restart_wedged"];
 
-/** The rule settings decide reads (all durations in ms). */
-export type DecidePolicy = Pick<
-  Policy,
-  | "cadence"
-  | "staleAfter"
-  | "claimGrace"
-  | "mergeMax"
-  | "quietAfter"
-  | "nudgeWait"
-  | "crashLoopStarts"
-  | "crashLoopWithin"
-  | "noProgressHandOvers"
-  | "pauseFallback"
->;
+/** The rule settings decide reads (all durations in ms); `resumeLine` only for an agent that needs one. */
+export type DecidePolicy = Partial<Pick<Policy, "resumeLine">> &
+  Pick<
+    Policy,
+    | "cadence"
+    | "staleAfter"
+    | "claimGrace"
+    | "mergeMax"
+    | "quietAfter"
+    | "nudgeWait"
+    | "crashLoopStarts"
+    | "crashLoopWithin"
+    | "noProgressHandOvers"
+    | "pauseFallback"
+  >;
 
 /** What to do, as data: `effects` in the order act() carries them out (DESIGN §1, §6). */
 export interface Decision {
