@@ -45,6 +45,8 @@ const LONG_FIRST = [
   "faults-kill-manager.test.ts",
   "claude-manager.test.ts",
   "tick-tmux.test.ts",
+  "claude-permissions.test.ts",
+  "held-start.test.ts",
   "launch-herdr-faults.test.ts",
   "page-tick-e2e.test.ts",
   "tick-signals.test.ts",

@@ -35,6 +35,28 @@ const STOP = JSON.stringify({
   background_tasks: [],
   session_crons: [],
 });
+// Codex 0.171.0's Stop (test/fixtures/codex-0.171.0/hook-stop.json): its rollout is recorded
+// for the Codex process too, by a bundle of its own (dist/hot/hook-codex-stop.cjs).
+const codexSession = "01a23c16-78ce-7fd2-b992-3ec32ae887c4";
+const CODEX_STOP = JSON.stringify({
+  session_id: codexSession,
+  turn_id: "01a23c16-7996-7852-b27d-ab0d94a0d7ff",
+  transcript_path: join(
+    home,
+    ".codex",
+    "sessions",
+    "2026",
+    "12",
+    "03",
+    `rollout-2026-12-03T13-27-15-${codexSession}.jsonl`,
+  ),
+  cwd: root,
+  hook_event_name: "Stop",
+  model: "gpt-6.2-sol",
+  permission_mode: "bypassPermissions",
+  stop_hook_active: false,
+  last_assistant_message: "Done.",
+});
 const NOTIFICATION = JSON.stringify({
   ...session,
   hook_event_name: "Notification",
@@ -59,6 +81,12 @@ try {
       },
       // Claude Code runs these at the end of every turn and at every notification.
       { name: "sheepdog hook stop", argv: [node, cli, "hook", "stop"], env, input: STOP },
+      {
+        name: "sheepdog hook stop (Codex's)",
+        argv: [node, cli, "hook", "stop"],
+        env,
+        input: CODEX_STOP,
+      },
       {
         name: "sheepdog hook notification",
         argv: [node, cli, "hook", "notification"],

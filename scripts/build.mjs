@@ -68,15 +68,20 @@ await build({
 
 // The statusline and the hooks start straight from bin/sheepdog.cjs, without the dispatcher.
 // The StopFailure hook is a file of its own: Stop and Notification run every turn and need
-// none of its readings code (nor zod).
+// none of its readings code (nor zod); so is what Codex's Stop records (its session map entry).
+const HOT_PARTS = {
+  "stop-failure-hook": "hook-stop-failure",
+  "codex-stop-session": "hook-codex-stop",
+};
 const stopFailureOutside = {
   name: "stop-failure-outside",
   setup(b) {
-    b.onResolve({ filter: /stop-failure-hook\.js$/ }, (args) =>
-      args.kind === "dynamic-import"
-        ? { path: "./hook-stop-failure.cjs", external: true }
-        : undefined,
-    );
+    b.onResolve({ filter: /(?:stop-failure-hook|codex-stop-session)\.js$/ }, (args) => {
+      const name = HOT_PARTS[args.path.replace(/^.*\//, "").replace(/\.js$/, "")];
+      return args.kind === "dynamic-import" && name
+        ? { path: `./${name}.cjs`, external: true }
+        : undefined;
+    });
   },
 };
 for (const name of ["statusline", "hook"]) {
@@ -87,11 +92,12 @@ for (const name of ["statusline", "hook"]) {
     plugins: [stopFailureOutside],
   });
 }
-await build({
-  ...common,
-  entryPoints: ["src/usage/stop-failure-hook.ts"],
-  outfile: `${outdir}/hot/hook-stop-failure.cjs`,
-});
+for (const [source, name] of Object.entries(HOT_PARTS))
+  await build({
+    ...common,
+    entryPoints: [`src/usage/${source}.ts`],
+    outfile: `${outdir}/hot/${name}.cjs`,
+  });
 
 // Timers and agents installed by earlier builds run `dist/cli.js`: it stays, and hands over.
 writeFileSync(

@@ -43,7 +43,8 @@ const json = {
   type: "boolean",
   help: "print one JSON document (snake_case keys, times in UTC) instead of lines for people",
 } as const satisfies OptionSpec;
-const alwaysJson = {
+/** The `--json` of a command whose answer is always JSON (save, hand-over, wait). */
+export const alwaysJson = {
   type: "boolean",
   help: "accepted for symmetry: the answer is always one JSON object",
 } as const satisfies OptionSpec;
@@ -55,7 +56,7 @@ const pid = {
 const transcript = {
   type: "string",
   arg: "PATH",
-  help: "the manager's Claude Code transcript (default: the one its statusline recorded, else the newest in its project folder)",
+  help: "the manager's transcript: Claude Code's, or a Codex rollout (default: the one its statusline or Stop hook recorded, else the newest in its project folder, or the newest rollout of the program root since the claim)",
 } as const satisfies OptionSpec;
 const progress = {
   type: "string",
@@ -73,7 +74,7 @@ const wide = {
 
 export const COMMAND_SPECS = {
   init: {
-    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--json]"],
+    usage: ["init DIR [--name N] [--launcher command|tmux|herdr] [--agent claude|codex] [--json]"],
     about: "write program.json (every default spelled out) and a placeholder MANAGER-PROMPT.md",
     positionals: true,
     options: {
@@ -86,6 +87,11 @@ export const COMMAND_SPECS = {
         type: "string",
         arg: "KIND",
         help: "how the manager is started: command (the default), tmux or herdr",
+      },
+      agent: {
+        type: "string",
+        arg: "AGENT",
+        help: "the manager's agent: claude (Claude Code, the default) or codex (the Codex CLI; also writes sheepdog's profile in $CODEX_HOME)",
       },
       json,
     },
@@ -221,7 +227,7 @@ export const COMMAND_SPECS = {
   hook: {
     usage: ["hook stop-failure", "hook stop", "hook notification"],
     about:
-      "Claude Code's StopFailure, Stop and Notification hooks: JSON on stdin; never fails loudly, exit 0",
+      "Claude Code's StopFailure, Stop and Notification hooks, and Codex's Stop: JSON on stdin; never fails loudly, exit 0",
     positionals: true,
     options: {},
   },
@@ -232,7 +238,7 @@ export const COMMAND_SPECS = {
       seat: {
         type: "string",
         arg: "DIR",
-        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop)",
+        help: "one seat only: its Claude config folder (e.g. ~/.claude-loop) or its CODEX_HOME",
       },
       json,
     },
@@ -331,16 +337,21 @@ export const COMMAND_SPECS = {
     options: { program, all, json },
   },
   journal: {
-    usage: ["journal [--since 1h] [--json]"],
+    usage: ["journal [--program P | --all] [--since 1h] [--json] [--wide]"],
     about: "the program's journal: one line per event",
     options: {
       program,
+      all: {
+        type: "boolean",
+        help: "every program under $SHEEPDOG_HOME, their events in one list in time order, each line naming its program",
+      },
       since: {
         type: "when",
         arg: "WHEN",
-        help: "only events since WHEN: a duration back from now (1h, the default) or an ISO-8601 time",
+        help: "only events since WHEN: a duration back from now (12h) or an ISO-8601 time (default: every event kept)",
       },
       json,
+      wide,
     },
   },
   report: {
@@ -367,10 +378,14 @@ export const COMMAND_SPECS = {
     },
   },
   demo: {
-    usage: ["demo [--quiet]"],
+    usage: ["demo [--quiet] [--keep]"],
     about: "a real watchdog supervising a toy manager in a throw-away program, time compressed",
     options: {
       quiet: { type: "boolean", help: "no narration: only errors, and the exit code" },
+      keep: {
+        type: "boolean",
+        help: "keep the throw-away program's folder (its journal, the report) instead of removing it",
+      },
     },
   },
   version: {

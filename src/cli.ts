@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { COMMAND_SPECS, type CommandSpec } from "./cli-spec.js";
+import { alwaysJson, COMMAND_SPECS, type CommandSpec } from "./cli-spec.js";
 import { EXIT } from "./errors.js";
 import { finish } from "./run-command.js";
 import { applyClockStep } from "./util/clock-step.js";
 import { nearest } from "./util/nearest.js";
+import { guardStream, shownJson, shownText } from "./util/sanitize.js";
 
 /** A command module: runs with its own argv and resolves to an exit code. */
 export interface CommandModule {
@@ -121,8 +122,21 @@ async function main(argv: string[]): Promise<number | undefined> {
     return undefined;
   }
   process.title = `sheepdog ${name}`;
+  guardOutput(name, options);
   applyClockStep();
   return loadCommand(name).run(rest);
+}
+
+/**
+ * Nothing an agent wrote reaches a terminal raw (DESIGN §18): every command's output goes
+ * through the one sanitiser. A JSON answer keeps its value (what JSON.stringify leaves raw is
+ * written as `\uXXXX`); lines for people show each control character as `\xNN`.
+ */
+function guardOutput(name: string, options: string[]): void {
+  const spec = (COMMAND_SPECS as Record<string, CommandSpec>)[name];
+  const json = spec?.options.json === alwaysJson || options.includes("--json");
+  guardStream(process.stdout, json ? shownJson : shownText);
+  guardStream(process.stderr, shownText);
 }
 
 /**

@@ -226,7 +226,8 @@ describe.skipIf(
         '"Usage is paused for your organization. For help, please contact support."',
       );
       // The fallback ends: a planned start, the same refusal, a pause again, no second page.
-      await new Promise((r) => setTimeout(r, 3500));
+      const until = Date.parse(String(ofType(p.stateDir, "paused").at(-1)?.until));
+      await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now()) + 250));
       expect((await tickAsync(p.env)).report.decision).toBe("start");
       await ended();
       expect((await tickAsync(p.env)).report.decision).toBe("pause");

@@ -1,12 +1,13 @@
-import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { readFileSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { livenessOf, machineId } from "../src/process/identity.js";
 import { sheepdog } from "./helpers/cli.js";
 
 // `npm run demo` is the README's first command: it must keep working, end to end.
 describe("sheepdog demo", () => {
-  it("walks every scenario with real ticks and leaves no manager running", () => {
-    const r = sheepdog(["demo"]);
+  it("walks every scenario with real ticks and leaves no manager running (--keep: its folder stays to read)", () => {
+    const r = sheepdog(["demo", "--keep"]);
     expect(r.code, r.stderr).toBe(0);
     const decisions = [...r.stdout.matchAll(/tick → (\S+)/g)].map((m) => m[1]);
     for (const d of [
@@ -42,6 +43,9 @@ describe("sheepdog demo", () => {
     }
     // It ends with the picture of what happened: a bar per manager the demo started.
     const report = /The report: (\S+)/.exec(r.stdout)?.[1] as string;
+    onTestFinished(() =>
+      rmSync(dirname(dirname(dirname(journal))), { recursive: true, force: true }),
+    );
     expect(report).toMatch(/\/report-demo-\d{4}-\d{2}-\d{2}\.html$/);
     const html = readFileSync(report, "utf8");
     expect(html.match(/<g class="bar /g)).toHaveLength(

@@ -107,7 +107,9 @@ describe("doctor", () => {
     expect(code).toBe(0);
     expect(report.checks.map((c) => c.check)).toEqual([
       "node",
+      "host_folders",
       "config",
+      "folder",
       "state",
       "timer",
       "cadence",
@@ -124,13 +126,14 @@ describe("doctor", () => {
       "pages",
     ]);
     expect(report.checks[0]?.program).toBeNull();
-    for (const c of report.checks.slice(1)) expect(c.program).toBe("demo");
+    expect(report.checks[1]?.program).toBeNull();
+    for (const c of report.checks.slice(2)) expect(c.program).toBe("demo");
     for (const c of report.checks)
       expect(Object.keys(c)).toEqual(["program", "check", "status", "detail", "fix"]);
     // aligned: the detail column starts at the same place on every check line
     const lines = human.stdout.split("\n").filter((l) => /^(ok|warn|fail) /.test(l));
     expect(new Set(lines.map((l) => l.indexOf(l.split(/\s{2,}/)[3] ?? ""))).size).toBe(1);
-    expect(human.stdout).toContain("all 16 checks ok");
+    expect(human.stdout).toContain("all 18 checks ok");
   });
 
   it("a broken config: config fails, exit 1, and the state is still checked", () => {
@@ -259,20 +262,53 @@ describe("doctor", () => {
       const c = report.checks.find((x) => x.check === name);
       expect(c?.status).toBe("warn");
       const snippet = JSON.parse(String(c?.fix).replace(/^merge into [^:]+: /, ""));
+      // each with "timeout": 10 (DESIGN §18: hot commands never hang)
+      const run = (command: string) => ({ type: "command", command, timeout: 10 });
       expect(snippet).toEqual({
-        statusLine: { type: "command", command: "sheepdog statusline" },
+        statusLine: run("sheepdog statusline"),
         hooks: {
-          StopFailure: [
-            {
-              matcher: "rate_limit",
-              hooks: [{ type: "command", command: "sheepdog hook stop-failure" }],
-            },
-          ],
-          Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop" }] }],
-          Notification: [{ hooks: [{ type: "command", command: "sheepdog hook notification" }] }],
+          StopFailure: [{ matcher: "rate_limit", hooks: [run("sheepdog hook stop-failure")] }],
+          Stop: [{ hooks: [run("sheepdog hook stop")] }],
+          Notification: [{ hooks: [run("sheepdog hook notification")] }],
         },
       });
     }
+  });
+
+  it("the human report shows that snippet once, and names the check it is under", () => {
+    healthy();
+    writeFileSync(join(seat, "settings.json"), "{}");
+    const { human } = doctor();
+    expect(human.stdout.split('"statusLine"').length - 1).toBe(1);
+    expect(human.stdout.match(/fix: the same as for statusline above/g)).toHaveLength(3);
+  });
+
+  it("a tmux manager running claude: fails when its settings leave sheepdog to a person, with the fix (issue 33)", () => {
+    healthy({
+      manager: { launcher: "tmux", tmux: { session: "demo", command: ["claude", "{prompt}"] } },
+    });
+    const check = () => doctor().report.checks.find((c) => c.check === "claude-permissions");
+    const fix = `add "Bash(sheepdog:*)" to permissions.allow in ${join(p.root, ".claude", "settings.json")}`;
+    // No rule anywhere: auto mode asks a person.
+    expect(check()).toMatchObject({ status: "fail", fix: expect.stringContaining(fix) });
+    expect(check()?.detail).toMatch(
+      /sheepdog claim acquire` would not run without a person: auto mode asks/,
+    );
+    expect(doctor().code).toBe(1);
+    // A rule for the whole tool in the seat: auto mode sets it aside.
+    withSettings((x) => ({ ...x, permissions: { allow: ["Bash"] } }));
+    expect(check()?.detail).toMatch(/auto mode sets aside Bash/);
+    // What init writes: ok, and it says which file allows it.
+    mkdirSync(join(p.root, ".claude"));
+    writeFileSync(
+      join(p.root, ".claude", "settings.json"),
+      JSON.stringify({ permissions: { allow: ["Bash(sheepdog:*)"] } }),
+    );
+    expect(check()).toMatchObject({ status: "ok", fix: null });
+    expect(check()?.detail).toContain(join(p.root, ".claude", "settings.json"));
+    // A command launcher running something else: no check.
+    healthy();
+    expect(doctor().report.checks.some((c) => c.check === "claude-permissions")).toBe(false);
   });
 
   it("a token only in an env var fails: the timer's environment does not carry it", () => {
@@ -347,6 +383,32 @@ describe("doctor", () => {
     // a unit without the variable (installed when it was unset) matches an unset shell
     expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
     expect(doctor().report.checks.find((c) => c.check === "timer")?.status).toBe("ok");
+  });
+
+  it("a tmux program: the unit carries this shell's SHEEPDOG_TMUX_SOCKET, and doctor warns when the shell's differs (issue 33)", () => {
+    healthy({ manager: { launcher: "tmux", tmux: { session: "demo", command: ["true"] } } });
+    const unit = join(home, ".config", "systemd", "user", "sheepdog-demo.service");
+    const tmux = () => doctor().report.checks.find((c) => c.check === "tmux");
+    // Installed with none, none here: the same (tmux's default) server.
+    expect(readFileSync(unit, "utf8")).not.toContain("SHEEPDOG_TMUX_SOCKET");
+    expect(tmux()).toMatchObject({ status: "ok" });
+    // This shell talks to a server of its own now: the timer's managers are elsewhere.
+    env = { ...env, SHEEPDOG_TMUX_SOCKET: "loops" };
+    expect(tmux()).toMatchObject({ status: "warn" });
+    expect(tmux()?.detail).toMatch(
+      /runs with SHEEPDOG_TMUX_SOCKET=unset, but this shell has loops/,
+    );
+    expect(tmux()?.fix).toContain(`sheepdog install systemd --program ${p.root}`);
+    // Reinstalled from here: the unit carries it, and they agree.
+    expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
+    expect(readFileSync(unit, "utf8")).toMatch(/SHEEPDOG_TMUX_SOCKET=loops/);
+    expect(tmux()).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining("tmux -L loops"),
+    });
+    // A command program has no such check.
+    healthy();
+    expect(doctor().report.checks.some((c) => c.check === "tmux")).toBe(false);
   });
 
   it("the cadence check (DESIGN §6): a timer slower than the interval warns, and so does a stale_after under two cadences", () => {

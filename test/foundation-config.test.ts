@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULTS } from "../src/config/schema.js";
@@ -296,6 +304,66 @@ describe("init", () => {
       expect(existsSync(join(root, ".sheepdog"))).toBe(false);
     },
   );
+
+  it("allows the manager's sheepdog calls in DIR/.claude/settings.json, merged into one that is there", () => {
+    const home = tempDir();
+    const root = join(home, "catalog");
+    mkdirSync(join(root, ".claude"), { recursive: true });
+    const mine = { model: "opus", permissions: { allow: ["Bash(git:*)"], deny: ["Read(.env)"] } };
+    writeFileSync(join(root, ".claude", "settings.json"), JSON.stringify(mine));
+    chmodSync(join(root, ".claude", "settings.json"), 0o600);
+    const r = sheepdog(["init", root, "--launcher", "tmux"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`updated ${join(root, ".claude", "settings.json")}`);
+    const merged = JSON.parse(readFileSync(join(root, ".claude", "settings.json"), "utf8"));
+    expect(merged).toEqual({
+      model: "opus",
+      permissions: { allow: ["Bash(git:*)", "Bash(sheepdog:*)"], deny: ["Read(.env)"] },
+    });
+    expect(statSync(join(root, ".claude", "settings.json")).mode & 0o777).toBe(0o600);
+    // `check` agrees: the manager's calls run unasked.
+    expect(sheepdog(["check", "--program", root]).code).toBe(0);
+  });
+
+  it("leaves a .claude/settings.json it cannot read as it is, and says what to add", () => {
+    const home = tempDir();
+    const root = join(home, "catalog");
+    mkdirSync(join(root, ".claude"), { recursive: true });
+    writeFileSync(join(root, ".claude", "settings.json"), "{ not json");
+    const r = sheepdog(["init", root, "--launcher", "tmux"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /settings\.json was left as it is: it is not valid JSON.*add "Bash\(sheepdog:\*\)"/,
+    );
+    expect(readFileSync(join(root, ".claude", "settings.json"), "utf8")).toBe("{ not json");
+  });
+
+  it("check fails (exit 1) with the fix when the manager's Claude Code would ask a person", () => {
+    const home = tempDir();
+    const root = join(home, "catalog");
+    expect(sheepdog(["init", root, "--launcher", "tmux"]).code).toBe(0);
+    rmSync(join(root, ".claude"), { recursive: true });
+    // A seat of its own, with no rule either.
+    const env = { CLAUDE_CONFIG_DIR: join(home, "seat"), HOME: home };
+    const r = sheepdog(["check", "--program", root], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /sheepdog claim acquire` would not run without a person: auto mode asks a person/,
+    );
+    expect(r.stderr).toContain(
+      `fix: add "Bash(sheepdog:*)" to permissions.allow in ${join(root, ".claude", "settings.json")}`,
+    );
+    const doc = JSON.parse(sheepdog(["check", "--json", "--program", root], { env }).stdout);
+    expect(doc).toMatchObject({ ok: false, errors: [{ check: "claude-permissions" }] });
+    // A manager that is not Claude Code is not judged on Claude's settings.
+    const toy = join(home, "toy");
+    expect(sheepdog(["init", toy]).code).toBe(0);
+    const cfg = JSON.parse(readFileSync(join(toy, "program.json"), "utf8"));
+    cfg.manager.command = ["node", "manager.js"];
+    writeFileSync(join(toy, "program.json"), JSON.stringify(cfg));
+    rmSync(join(toy, ".claude"), { recursive: true });
+    expect(sheepdog(["check", "--program", toy], { env }).code).toBe(0);
+  });
 
   it("--name sets the name; a directory name that is not a valid name needs --name", () => {
     const home = tempDir();

@@ -79,9 +79,14 @@ describe("state directory modes", () => {
     expect(readdirSync(p.stateDir).sort()).toEqual(
       expect.arrayContaining(["claim", "heartbeat.json", "journal.jsonl", "journal.1.jsonl"]),
     );
-    expect(readdirSync(p.stateDir).filter((n) => n.startsWith(".") || n.endsWith(".lock"))).toEqual(
-      [],
-    );
+    // .gitignore (`*`) keeps the folder out of any repository (DESIGN §18).
+    expect(mode(join(p.stateDir, ".gitignore"))).toBe("0600");
+    expect(readFileSync(join(p.stateDir, ".gitignore"), "utf8")).toMatch(/^\*$/m);
+    expect(
+      readdirSync(p.stateDir).filter(
+        (n) => (n.startsWith(".") && n !== ".gitignore") || n.endsWith(".lock"),
+      ),
+    ).toEqual([]);
   });
 });
 

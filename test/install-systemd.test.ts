@@ -17,7 +17,7 @@ import { tmpdir, userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { parseUnit, splitWords } from "../src/install/systemd.js";
-import { CLI, sheepdog, tempDir, tempProgram } from "./helpers/cli.js";
+import { CLI, sheepdog, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
 import { treeSnapshot } from "./helpers/install.js";
 import { type StandIns, standIns } from "./helpers/standins.js";
 
@@ -395,6 +395,41 @@ describe("uninstall systemd", () => {
     expect(r.stdout).toContain(`removed ${stamp}`);
     expect(existsSync(stamp)).toBe(false);
     expect(existsSync(other)).toBe(true);
+  });
+
+  it("says when it leaves a manager running with nothing to supervise it (and not when another timer still ticks it)", () => {
+    expect(install().code).toBe(0);
+    const manager = sleeper();
+    try {
+      const claimed = sheepdog(
+        ["claim", "acquire", "--pid", String(manager.pid), "--program", p.root],
+        {
+          env,
+        },
+      );
+      expect(claimed.code, claimed.stderr).toBe(0);
+      const dry = sheepdog(["uninstall", "systemd", "--program", p.root, "--dry-run"], { env });
+      expect(dry.stderr).toContain(
+        `its manager (pid ${manager.pid}) would be left running with nothing to supervise it`,
+      );
+      const json = sheepdog(["uninstall", "systemd", "--program", p.root, "--dry-run", "--json"], {
+        env,
+      });
+      expect(JSON.parse(json.stdout).unsupervised).toEqual([{ root: p.root, pid: manager.pid }]);
+      // An --all timer still ticks it: nothing is said.
+      expect(sheepdog(["install", "systemd", "--all"], { env }).code).toBe(0);
+      const covered = sheepdog(["uninstall", "systemd", "--program", p.root, "--dry-run"], { env });
+      expect(covered.stderr).toBe("");
+      expect(sheepdog(["uninstall", "systemd", "--all"], { env }).code).toBe(0);
+      const r = sheepdog(["uninstall", "systemd", "--program", p.root], { env });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(
+        `its manager (pid ${manager.pid}) is left running with nothing to supervise it`,
+      );
+      expect(r.stderr).toContain(`sheepdog install systemd --program ${p.root}`);
+    } finally {
+      manager.kill("SIGKILL");
+    }
   });
 
   it("uninstall works for a program whose config has since broken", () => {

@@ -44,7 +44,12 @@ describe("init --json", () => {
     expect(doc).toEqual({
       program: "catalog",
       root,
-      created: [join(root, "program.json"), join(root, "MANAGER-PROMPT.md")],
+      created: [
+        join(root, "program.json"),
+        join(root, "MANAGER-PROMPT.md"),
+        join(root, ".claude", "settings.json"),
+      ],
+      updated: [],
       launcher: "tmux",
     });
     expectSnakeCase(doc);
@@ -57,7 +62,7 @@ describe("init --json", () => {
     const r = sheepdog(["init", root]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(
-      `created ${join(root, "program.json")}\ncreated ${join(root, "MANAGER-PROMPT.md")}\nnext: edit both, then run: sheepdog check --program ${root}\n`,
+      `created ${join(root, "program.json")}\ncreated ${join(root, "MANAGER-PROMPT.md")}\ncreated ${join(root, ".claude", "settings.json")} (lets the manager run sheepdog unasked: Bash(sheepdog:*))\nnext: edit program.json and MANAGER-PROMPT.md, then run: sheepdog check --program ${root}\n`,
     );
     const again = sheepdog(["init", root, "--json"]);
     expect(again.code).toBe(3);

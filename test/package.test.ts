@@ -59,8 +59,11 @@ beforeAll(() => {
 }, 240_000);
 
 describe("npm pack, then npm install -g into an empty prefix", () => {
-  it("the tarball holds the bundles, the demo's toy manager and the LICENSE; no sources or tests", () => {
+  it("the tarball holds the bundles, the demo's toy manager, the docs and the LICENSE; no sources or tests", () => {
     expect(files).toContain("LICENSE");
+    // The README's links resolve in an installed copy.
+    for (const doc of ["README.md", "CONTRIBUTING.md", "docs/commands.md", "docs/launchers.md"])
+      expect(files).toContain(doc);
     expect(files).toContain("bin/sheepdog.cjs");
     expect(files).toContain("dist/cli.cjs");
     expect(files).toContain("demo/toy-manager.mjs");
@@ -96,10 +99,50 @@ describe("npm pack, then npm install -g into an empty prefix", () => {
     expect(check.stdout).toContain("ok");
   });
 
-  it("the demo runs from the installed package and leaves no manager running", () => {
-    const r = run("sheepdog", ["demo"], { env, cwd: tempDir() });
+  it("npm install -g --prefix DIR git+file://… builds it (the clone's prepare finds no esbuild there) and it runs", () => {
+    // The checkout as it is, committed in a repository of its own.
+    const repo = tempDir("sheepdog-git-");
+    const copy = run("sh", [
+      "-c",
+      `tar --exclude=node_modules --exclude=./dist --exclude=./.git --exclude=./bench/.work -cf - . | tar -C '${repo}' -xf -`,
+    ]);
+    expect(copy.code, copy.stderr).toBe(0);
+    const git = (...args: string[]) => run("git", ["-C", repo, ...args]);
+    expect(git("init", "-q").code).toBe(0);
+    expect(git("add", "-A").code).toBe(0);
+    const commit = git(
+      "-c",
+      "user.email=t@sheepdog.invalid",
+      "-c",
+      "user.name=t",
+      "commit",
+      "-qm",
+      "x",
+    );
+    expect(commit.code, commit.stderr).toBe(0);
+    const dir = tempDir("sheepdog-git-prefix-");
+    // npm prepares a git dependency with a nested install of its dev dependencies, which reach
+    // the registry (its cache first): the CA bundle vitest.config.ts set aside.
+    const ca = process.env.SHEEPDOG_TEST_CA_CERTS;
+    const install = run(
+      "npm",
+      ["install", "-g", "--prefix", dir, "--no-audit", "--no-fund", `git+file://${repo}`],
+      { env: ca ? { NODE_EXTRA_CA_CERTS: ca } : {} },
+    );
+    expect(install.code, install.stderr).toBe(0);
+    const v = run(join(dir, "bin", "sheepdog"), ["--version"], { env });
+    expect(v.stdout).toBe(`sheepdog ${VERSION}\n`);
+    const pkg = join(dir, "lib", "node_modules", "sheepdog");
+    expect(existsSync(join(pkg, "dist", "cli.cjs"))).toBe(true);
+    expect(existsSync(join(pkg, "docs", "commands.md"))).toBe(true);
+  }, 300_000);
+
+  it("the demo runs from the installed package and leaves no manager running, nor its folder", () => {
+    const tmp = tempDir("sheepdog-demo-tmp-");
+    const r = run("sheepdog", ["demo"], { env: { ...env, TMPDIR: tmp }, cwd: tempDir() });
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/tick → start/);
-    expect(r.stdout).toMatch(/The journal: /);
+    expect(r.stdout).toMatch(/The night in one line: \d+ managers/);
+    expect(readdirSync(tmp)).toEqual([]);
   }, 180_000);
 });

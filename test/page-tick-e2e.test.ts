@@ -137,7 +137,7 @@ describe("heartbeat_url through real ticks", () => {
     expect(hc.requests.join("")).toMatch(/^GET \/hc\/catalog HTTP\/1\.1\r\n/);
     const failed = ofType(p.stateDir, "heartbeat_failed");
     expect(failed).toHaveLength(1);
-    expect(failed[0]?.error).toBe(`${hc.url}/hc/catalog: timed out`);
+    expect(failed[0]?.error).toBe(`${hc.url}/…: timed out`); // by its origin only (DESIGN §18)
     // The claim and the manager are untouched.
     expect(ofType(p.stateDir, "claim_broken")).toEqual([]);
     expect(ofType(p.stateDir, "manager_stopped")).toEqual([]);
@@ -200,7 +200,11 @@ describe("an ntfy server that is truly down", () => {
     const server = await startedServer();
     const port = server.port;
     await server.stop(); // nothing listens on the port now: connection refused, not a 5xx
-    const p = program({ ...crashLoop, page: { ntfy: { server: server.url, topic: "catalog" } } });
+    const q = program({ ...crashLoop, page: { ntfy: { server: server.url, topic: "catalog" } } });
+    // Retries back off (5 min, then 10, DESIGN §18): the test's clock steps past each.
+    const clock = join(q.home, "clock");
+    const p = { ...q, env: { ...q.env, SHEEPDOG_CLOCK_FILE: clock } };
+    const step = (minutes: number) => writeFileSync(clock, String(minutes * 60_000));
 
     await tickUntil(p.env, "stand_down");
     expect(server.received).toEqual([]);
@@ -210,12 +214,17 @@ describe("an ntfy server that is truly down", () => {
     expect(String(failed[0]?.error)).toContain(`ntfy server ${server.url}`);
     expect(ofType(p.stateDir, "paged")).toEqual([]);
 
-    // Still down: the retry fails again and is journaled again; nothing is lost.
+    // Still down: within 5 minutes no retry; past them the retry fails again and is journaled
+    // again, as a count; nothing is lost.
     expect((await tickJson(p.env)).report.decision).toBe("hold");
-    expect(ofType(p.stateDir, "page_failed")).toHaveLength(2);
+    expect(ofType(p.stateDir, "page_failed")).toHaveLength(1);
+    step(6);
+    expect((await tickJson(p.env)).report.decision).toBe("hold");
+    expect(ofType(p.stateDir, "page_failed").map((e) => e.failures)).toEqual([undefined, 2]);
 
     await server.start();
     expect(server.port).toBe(port);
+    step(17);
     expect((await tickJson(p.env)).report.decision).toBe("hold");
     expect(server.received).toHaveLength(1);
     expect(server.received[0]).toMatchObject({
@@ -283,7 +292,12 @@ describe("the ntfy access token", () => {
           },
         },
       });
-      const env = { ...p.env, ...(via === "token_env" ? { NTFY_TOKEN: token } : {}) };
+      const clock = join(p.home, "clock");
+      const env = {
+        ...p.env,
+        ...(via === "token_env" ? { NTFY_TOKEN: token } : {}),
+        SHEEPDOG_CLOCK_FILE: clock, // stepped past the first retry's 5 minutes below
+      };
 
       const outputs: RunResult[] = [];
       const seen = new Set<number>();
@@ -314,8 +328,9 @@ describe("the ntfy access token", () => {
       expect(failed).toHaveLength(1);
       expect(String(failed[0]?.error)).toContain("(got Bearer [token])");
 
-      // The server is well again: a human-readable tick delivers the retry.
+      // The server is well again: a human-readable tick past the backoff delivers the retry.
       server.failWith = null;
+      writeFileSync(clock, String(6 * 60_000));
       const human = await sheepdogAsync(["tick"], { env });
       expect(human.code, human.stderr).toBe(0);
       outputs.push(human);

@@ -1,5 +1,5 @@
 // Pages end to end: real `sheepdog tick`/`statusline`/`resume` processes, a real ntfy stand-in.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readEvents } from "../src/journal/journal.js";
@@ -132,12 +132,16 @@ describe("pages through tick", () => {
     expect(server.delivered).toHaveLength(0);
     expect(readEvents(p.stateDir).filter((e) => e.type === "page_failed")).toHaveLength(1);
     server.received.length = 0;
-    expect(await tick(p.env)).toBe("hold");
+    // a failed page waits 5 minutes before its first retry (DESIGN §18): the clock steps past it
+    const clock = join(p.home, "clock");
+    writeFileSync(clock, String(6 * 60_000));
+    const later = { ...p.env, SHEEPDOG_CLOCK_FILE: clock };
+    expect(await tick(later)).toBe("hold");
     expect(server.received).toHaveLength(1);
     expect(server.received[0]).toMatchObject({ priority: 5, title: "catalog stood down" });
     const last = readEvents(p.stateDir).filter((e) => e.type === "paged");
     expect(last.map((e) => [e.kind, e.retry])).toEqual([["stood_down", true]]);
-    expect(await tick(p.env)).toBe("hold");
+    expect(await tick(later)).toBe("hold");
     expect(server.received).toHaveLength(1);
   });
 });

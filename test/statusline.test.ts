@@ -228,16 +228,26 @@ describe("sheepdog statusline", () => {
     ]);
   });
 
-  it("a multi-megabyte model name is cut to one short field, not echoed whole (issue 18)", () => {
+  it("a model name near a megabyte is cut to one short field, not echoed whole (issue 18)", () => {
     const e = env();
     const input = JSON.stringify({
-      model: { display_name: `Opus ${"x".repeat(4_000_000)}` },
+      model: { display_name: `Opus ${"x".repeat(900_000)}` },
       rate_limits: { seven_day: { used_percentage: 81 } },
     });
     const r = sheepdog(["statusline"], { env: e.vars, input });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe(`Opus ${"x".repeat(34)}… · 7d 81%\n`);
+  });
+
+  it("input past 1 MB is not read (DESIGN §18): one short line, exit 0", () => {
+    const e = env();
+    const input = JSON.stringify({
+      model: { display_name: `Opus ${"x".repeat(4_000_000)}` },
+      rate_limits: { seven_day: { used_percentage: 81 } },
+    });
+    const r = sheepdog(["statusline"], { env: e.vars, input });
+    expect(r).toEqual({ code: 0, stdout: "sheepdog · unreadable status input\n", stderr: "" });
   });
 
   it("stays quiet when the state dir cannot be written", () => {

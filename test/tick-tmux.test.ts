@@ -1,18 +1,24 @@
 // The watchdog's tick with the tmux launcher, end to end: the real CLI, real fake managers in
 // windows of a real tmux server of the test's own (`$SHEEPDOG_TMUX_SOCKET` + `$TMUX_TMPDIR`).
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI, tempDir, tempProgram } from "./helpers/cli.js";
+import {
+  cleanUpTmux,
+  lastStart,
+  panes,
+  screenOf,
+  server,
+  starts,
+  tmuxProgram,
+  windows,
+} from "./helpers/tmux-world.js";
 import {
   dueFor,
   events,
-  FAKE_MANAGER,
   graceDue,
   holder,
   isAlive,
-  killStarted,
   ofType,
   staleDue,
   tick,
@@ -20,100 +26,7 @@ import {
   waitForClaimBy,
 } from "./helpers/watchdog.js";
 
-interface Server {
-  socket: string;
-  tmpdir: string;
-  env: { SHEEPDOG_TMUX_SOCKET: string; TMUX_TMPDIR: string };
-  tmux(...args: string[]): { code: number | null; out: string; err: string };
-}
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  // Managers first (by exact pid + start time), then the server and its folder.
-  for (const c of cleanups.splice(0).reverse()) c();
-});
-
-/**
- * A tmux server of the test's own, its socket in a folder of its own. Panes stay after their
- * process exits (`remain-on-exit`): otherwise tmux would close a manager's pane by itself once
- * the manager is stopped, and a test could not tell whether the tick closed it.
- */
-function server(): Server {
-  const tmpdir = tempDir("sd-tmux-");
-  const socket = `sd-tick-${process.pid}-${cleanups.length}`;
-  const env = { SHEEPDOG_TMUX_SOCKET: socket, TMUX_TMPDIR: tmpdir };
-  const tmux = (...args: string[]) => {
-    const r = spawnSync("tmux", ["-L", socket, ...args], {
-      encoding: "utf8",
-      env: { ...process.env, TMUX_TMPDIR: tmpdir },
-    });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  };
-  const made = tmux("new-session", "-d", "-s", "keep");
-  expect(made.code, made.err).toBe(0);
-  const set = tmux("set-window-option", "-g", "remain-on-exit", "on");
-  expect(set.code, set.err).toBe(0);
-  cleanups.push(() => {
-    tmux("kill-server");
-    rmSync(tmpdir, { recursive: true, force: true });
-  });
-  return { socket, tmpdir, env, tmux };
-}
-
-/** The ids of every pane on the server, dead (remain-on-exit) or alive. */
-function panes(s: Server): string[] {
-  const r = s.tmux("list-panes", "-a", "-F", "#{pane_id}");
-  return r.code === 0 ? r.out.trim().split("\n").filter(Boolean) : [];
-}
-
-function windows(s: Server): string[] {
-  const r = s.tmux("list-windows", "-a", "-F", "#{session_name}:#{window_id}");
-  return r.code === 0 ? r.out.trim().split("\n").filter(Boolean) : [];
-}
-
-/**
- * A program whose tmux launcher runs the fake manager with `flags`, its seat (the Claude config
- * folder) a temp folder of its own. Returns the env every sheepdog call of the test needs.
- */
-function tmuxProgram(
-  s: Server,
-  flags: string[] | ((seat: string) => string[]),
-  watchdog: Record<string, unknown> = {},
-) {
-  const p = tempProgram("demo");
-  const seat = tempDir("sd-seat-");
-  const argv = typeof flags === "function" ? flags(seat) : flags;
-  const config = {
-    name: "demo",
-    manager: {
-      launcher: "tmux",
-      // The pane's environment is the tmux server's: the program's own variables come by -e.
-      env: { SHEEPDOG_CLI: CLI, CLAUDE_CONFIG_DIR: seat, ...p.env },
-      tmux: { command: [process.execPath, FAKE_MANAGER, ...argv, "{prompt}"] },
-    },
-    watchdog: { interval: "1h", stale_after: "1h", claim_grace: "1h", ...watchdog },
-  };
-  writeFileSync(join(p.root, "program.json"), `${JSON.stringify(config, null, 2)}\n`);
-  cleanups.push(() => killStarted(p.stateDir));
-  return { ...p, seat, env: { ...p.env, ...s.env } };
-}
-
-interface TmuxStart {
-  pid: number;
-  start_time: string;
-  pane: string;
-  window: string;
-  launcher: string;
-  planned: boolean;
-  reason: string;
-}
-const starts = (stateDir: string) => ofType(stateDir, "manager_started") as unknown as TmuxStart[];
-const lastStart = (stateDir: string) => starts(stateDir).at(-1) as TmuxStart;
-
-/** What the pane shows now. */
-function screenOf(s: Server, pane: string): string {
-  return s.tmux("capture-pane", "-p", "-t", pane).out;
-}
+afterEach(cleanUpTmux);
 
 describe("tick with the tmux launcher (real tmux, real processes)", () => {
   it("a stuck manager in a tmux window: evidence with its transcript tail and screen, stopped by pid, its pane closed, a new window started", async () => {
@@ -131,6 +44,8 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
     expect(a.pane).toMatch(/^%\d+$/);
     expect(a.window).toMatch(/^demo:@\d+$/);
     expect(panes(s)).toContain(a.pane);
+    // The session sheepdog made holds the manager's window alone: no stray `0: bash` beside it.
+    expect(windows(s).filter((w) => w.startsWith("demo:"))).toEqual([a.window]);
     await waitForClaimBy(p.stateDir, a.pid);
     // It saves twice, then hangs: alive, saving no more. (SIGSTOP cannot make a pane's process
     // stuck: tmux sends SIGCONT to a stopped pane process, and the kernel discards SIGTTIN and
@@ -219,11 +134,18 @@ describe("tick with the tmux launcher (real tmux, real processes)", () => {
         start_time: a.start_time,
         pane: a.pane,
         window: a.window,
-        evidence: null,
+        who: "leftover",
+        evidence: expect.stringContaining(join(p.stateDir, "evidence")),
         outcome: "term",
         decision: "start",
       }),
     ]);
+    // Its screen was kept before its pane was closed (issue 33): what it showed, and why.
+    const kept = String(ofType(p.stateDir, "manager_stopped")[0]?.evidence);
+    expect(readFileSync(join(kept, "screen.txt"), "utf8")).toContain(
+      `fake-manager ${a.pid}: started`,
+    );
+    expect(readFileSync(join(kept, "README.txt"), "utf8")).toMatch(/never claimed/);
     const types = events(p.stateDir).map((e) => e.type);
     expect(types.lastIndexOf("manager_stopped")).toBeLessThan(types.lastIndexOf("manager_started"));
     const b = lastStart(p.stateDir);

@@ -126,6 +126,8 @@ export function breakStaleClaim(
   seen: ClaimState,
   reason: string,
   now = Date.now(),
+  /** The holder was stopped by the tick breaking its claim (not found dead): said so. */
+  stopped = false,
 ): ClaimState | null | LockBusy {
   if (!seen.held || seen.liveness === "alive" || seen.liveness === "foreign") return null;
   faultPoint("claim.break.before-mutex");
@@ -146,7 +148,9 @@ export function breakStaleClaim(
           holder_state:
             current.liveness === "dead" && current.holder === null
               ? "unreadable"
-              : current.liveness,
+              : stopped && current.liveness === "dead"
+                ? "stopped"
+                : current.liveness,
           ...(current.holder
             ? { pid: current.holder.pid, start_time: current.holder.start_time }
             : {}),
@@ -185,9 +189,13 @@ export function releaseClaimIf(
       const current = readClaim(stateDir);
       opts.interleave?.();
       if (!mine(current)) return { released: false, state: current };
-      removeClaimDir(stateDir);
+      // Journaled before the directory goes (DESIGN §18): a process stopped in between (a
+      // watcher stopping a handed-over manager) leaves a claim that a tick breaks, never a
+      // claim gone with no `released` to explain it.
       faultPoint("claim.release.before-journal");
       const journaled = appendEvent(stateDir, event(current), opts.now ?? Date.now());
+      faultPoint("claim.release.after-journal");
+      removeClaimDir(stateDir);
       return { released: true, was: current, event: journaled };
     },
     { waitMs: RELEASE_WAIT_MS },

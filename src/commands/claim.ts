@@ -16,6 +16,7 @@ import { findManager } from "../process/manager.js";
 import { ensureStateDir } from "../state/dir.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
+import { shownLine } from "../util/sanitize.js";
 
 function describeHolder(state: ReturnType<typeof readClaim>): string {
   if (!state.held) return "not held";
@@ -28,7 +29,8 @@ function describeHolder(state: ReturnType<typeof readClaim>): string {
     reused: "dead: its pid now belongs to another process",
     foreign: "on another machine: not judged here",
   }[state.liveness];
-  return `held by pid ${h.pid} on ${h.hostname}, claimed ${age} ago (${what})`;
+  // holder.json is a file an agent can write: its hostname is one line, whatever it holds.
+  return shownLine(`held by pid ${h.pid} on ${h.hostname}, claimed ${age} ago (${what})`);
 }
 
 type ClaimValues = {

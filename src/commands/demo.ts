@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +33,8 @@ type Holder = { pid: number };
 
 /** What every scene uses: the throw-away program, its CLI, and ways to wait on it. */
 interface Stage {
+  /** The throw-away $SHEEPDOG_HOME, removed at the end unless `--keep`. */
+  home: string;
   root: string;
   stateDir: string;
   env: NodeJS.ProcessEnv;
@@ -65,13 +67,21 @@ export async function run(argv: string[]): Promise<number> {
     await sceneCrashLoop(s, fourth);
     const last = await sceneResume(s);
     watcher = await watchScenes(s, last.pid);
+  } catch (err) {
+    // A demo that failed keeps its folder: what it shows is why.
+    process.stderr.write(
+      `demo: the throw-away program is kept in ${s.home} (its journal says what happened)\n`,
+    );
+    throw err;
   } finally {
     leftOver = await stopEverything(s, watcher);
   }
   if (leftOver.length > 0)
     throw new RuntimeFailure(`demo: managers still running: ${leftOver.join(", ")}`);
   s.say("done: every manager the demo started has stopped");
-  printReport(s);
+  printReport(s, values.keep === true);
+  // Nothing is left behind unless asked (`--keep`): the folder was the demo's alone.
+  if (!values.keep) rmSync(s.home, { recursive: true, force: true });
   return EXIT.ok;
 }
 
@@ -122,7 +132,20 @@ function setUpStage(quiet: boolean): Stage {
     return show.held && show.alive ? show.holder : null;
   };
   const events = () => readEvents(stateDir);
-  return { root, stateDir, env, say, cli, writeConfig, tick, tickUntil, holder, waitFor, events };
+  return {
+    home,
+    root,
+    stateDir,
+    env,
+    say,
+    cli,
+    writeConfig,
+    tick,
+    tickUntil,
+    holder,
+    waitFor,
+    events,
+  };
 }
 
 function writeDemoConfig(root: string, tokensPerSave: number): void {
@@ -146,7 +169,9 @@ function writeDemoConfig(root: string, tokensPerSave: number): void {
     hand_over_tokens: 200000,
     usage: { pause_at_percent: 100, pause_fallback: "1h" },
   };
-  writeFileSync(join(root, "program.json"), `${JSON.stringify(config, null, 2)}\n`);
+  writeFileSync(join(root, "program.json"), `${JSON.stringify(config, null, 2)}\n`, {
+    mode: 0o600,
+  });
 }
 
 async function waitFor<T>(
@@ -268,13 +293,30 @@ async function stopEverything(s: Stage, watcher: ChildProcess | null): Promise<n
     .map((i) => i.pid);
 }
 
-/** The picture of what just happened, as a person would read it in the morning. */
-function printReport(s: Stage): void {
+/**
+ * The picture of what just happened, as a person would read it in the morning: with `--keep`,
+ * where the journal and the report are; without, the night's one line (the folder goes).
+ */
+function printReport(s: Stage, keep: boolean): void {
   const report = s.cli("report", "--since", "1h");
   if (report.status !== 0)
     throw new RuntimeFailure(`sheepdog report exited ${report.status}: ${report.stderr}`);
+  if (keep) {
+    process.stdout.write(
+      `\nThe journal: ${join(s.stateDir, "journal.jsonl")}\nRead it: node ${cliPath} journal --program ${s.root}\nThe report: ${report.stdout.trim()}\n`,
+    );
+    return;
+  }
+  const verdict = s.cli("report", "--since", "1h", "--json");
+  const line = (() => {
+    try {
+      return String(JSON.parse(verdict.stdout).programs[0].verdict);
+    } catch {
+      return "";
+    }
+  })();
   process.stdout.write(
-    `\nThe journal: ${join(s.stateDir, "journal.jsonl")}\nRead it: node ${cliPath} journal --program ${s.root}\nThe report: ${report.stdout.trim()}\n`,
+    `\nThe night in one line: ${line}\nThe throw-away program is removed; sheepdog demo --keep keeps its journal and report to read.\n`,
   );
 }
 

@@ -38,12 +38,28 @@ function load(values: { program?: string; all?: boolean }, from: number, to: num
   let stateDir: string | null = null;
   for (const root of roots) {
     try {
-      const program = openProgramAt(root);
+      // It reads the journal alone: a program.json broken since is the last valid one's.
+      const program = openProgramAt(root, { lastValid: true });
       stateDir = program.stateDir;
       const events = readAllEvents(program.stateDir);
       const pages_configured = program.config.page?.ntfy !== undefined;
+      const invalid = program.configInvalid
+        ? { file: program.configInvalid.file, error: program.configInvalid.error }
+        : null;
+      if (invalid)
+        process.stderr.write(
+          `sheepdog report: ${invalid.file} is invalid (${invalid.error}); the report reads the journal, and the last valid config for the rest\n`,
+        );
       timelines.push({
-        ...buildTimeline({ program: program.name, root, events, from, to, pages_configured }),
+        ...buildTimeline({
+          program: program.name,
+          root,
+          events,
+          from,
+          to,
+          pages_configured,
+          config_invalid: invalid,
+        }),
         incidents: incidentSpans(events, from, to),
       });
     } catch (err) {
@@ -59,7 +75,9 @@ function load(values: { program?: string; all?: boolean }, from: number, to: num
     code,
     name: single ? (timelines[0]?.program ?? "program") : "all",
     defaultDir: () =>
-      single && stateDir ? openProgramAt(single, { create: true }).stateDir : ensureHostDir(""),
+      single && stateDir
+        ? openProgramAt(single, { create: true, lastValid: true }).stateDir
+        : ensureHostDir(""),
   };
 }
 

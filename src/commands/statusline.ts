@@ -1,13 +1,14 @@
 // `sheepdog statusline`: Claude Code's statusLine command. It runs on every update of every
 // agent on the host, so it loads only node builtins, zod/mini and small usage modules, never
 // reads a transcript whole, and never fails loudly: bad input still prints a line, exit 0.
-import { readFileSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
 import { findAgent } from "../process/manager.js";
 import { seatFromEnv } from "../usage/host-state.js";
 import { appendReadings } from "../usage/readings.js";
 import { recordSession } from "../usage/sessions.js";
 import { readingsOf, readStatusInput, statusLine } from "../usage/status-input.js";
 import { contextTokensOf } from "../usage/transcript.js";
+import { readStdin } from "../util/stdin.js";
 import { iso } from "../util/time.js";
 
 function quiet(what: string, err: unknown): void {
@@ -17,12 +18,8 @@ function quiet(what: string, err: unknown): void {
 }
 
 export async function run(_argv: string[]): Promise<number> {
-  let raw = "";
-  try {
-    raw = readFileSync(0, "utf8");
-  } catch (err) {
-    quiet("reading stdin", err);
-  }
+  // at most 1 MB, within 5 s: a stdin that never closes does not hang the statusline
+  const raw = await readStdin();
   let value: unknown;
   let note: string | null = null;
   if (!raw.trim()) note = "no status input";

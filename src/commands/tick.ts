@@ -74,6 +74,11 @@ export async function run(argv: string[]): Promise<number> {
     try {
       // a program.json that breaks mid-run is judged on its last valid copy (DESIGN §16)
       const program = openProgramAt(root, { create: !dryRun, lastValid: true });
+      const invalid = program.configInvalid;
+      if (invalid && !values.json)
+        process.stderr.write(
+          `sheepdog tick: ${program.name}: ${invalid.file} is invalid (${invalid.error}); judged with the last valid config (${program.configPath})\n`,
+        );
       if (every !== undefined) {
         program.policy.cadence = every;
         warnLeaseCadence(program, every);
@@ -109,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
   else if (done.length > 0) process.stdout.write(`${tickLines(done, outputWidth(values.wide))}\n`);
   else process.stdout.write("no programs found\n");
   for (const r of done) {
-    if (isFailure(r) && !values.json)
+    if ((isFailure(r) || r.decision === "skipped") && !values.json)
       process.stderr.write(`sheepdog tick: ${r.program}: ${r.reason}\n`);
     // An old journal's lines that no reader accepts never fail a tick, but they are said.
     const skipped = r.facts?.journal_skipped && describeSkipped(r.facts.journal_skipped);

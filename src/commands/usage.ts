@@ -40,7 +40,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs("usage", argv);
   if (values.seat !== undefined && values.seat.trim() === "")
     throw new UsageError(
-      "sheepdog usage: --seat: expected a Claude config folder, got an empty path",
+      "sheepdog usage: --seat: expected a seat (a Claude config folder or a CODEX_HOME), got an empty path",
     );
   const now = Date.now();
   const seats =
@@ -51,7 +51,9 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (reports.length === 0) {
-    process.stdout.write("no usage readings yet (sheepdog statusline records them)\n");
+    process.stdout.write(
+      "no usage readings yet (sheepdog statusline records Claude Code's; save and the tick a Codex manager's)\n",
+    );
     return 0;
   }
   const rows: string[][] = [["seat", "window", "used", "resets", "state"]];

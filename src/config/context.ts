@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../errors.js";
-import { checkStateDir, ensureStateDir } from "../state/dir.js";
+import { checkProgramFolder, checkStateDir, ensureStateDir } from "../state/dir.js";
 import {
   type ConfigInvalid,
   invalidOf,
@@ -38,6 +38,9 @@ export function openProgramAt(
   root: string,
   opts: { create?: boolean; lastValid?: boolean } = {},
 ): ProgramContext {
+  // What runs is the user's own (DESIGN §18): a folder, program.json or prompt another user
+  // could have written is refused before a byte of it is read.
+  checkProgramFolder(root);
   let loaded: ReturnType<typeof loadProgramText>;
   try {
     loaded = loadProgramText(root);

@@ -29,7 +29,8 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
 
 function shown(value: unknown): string {
   if (value === undefined) return "nothing";
-  const s = JSON.stringify(value);
+  // A URL's user name and password never reach an error (it is journaled and paged).
+  const s = JSON.stringify(value).replace(/(\/\/)[^/@\s"]*@/g, "$1…@");
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 

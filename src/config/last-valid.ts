@@ -52,18 +52,55 @@ export function invalidOf(file: string, error: string): ConfigInvalid {
   return { file, error, sha: text ? sha256Hex(text) : "" };
 }
 
+/** How far apart two reads of the same broken text must be before `watch` calls it invalid. */
+export const CONFIG_SETTLE_MS = 2000;
+
 /**
- * Whether this breakage is news: true (and it is recorded) the first time a given broken text
- * is seen since the config last loaded; false on every later call for the same text.
+ * Whether this breakage is news to journal now: true (and it is recorded as journaled) once per
+ * broken text since the config last loaded; false on every later call for the same text. With
+ * `settleMs` (watch, DESIGN §18) the text must be read twice, that far apart: an editor that
+ * saves in two steps is not "invalid" for the 400 ms between them. The first read is recorded
+ * and answered false; the caller reads the file again after `settleMs`.
  */
-export function firstSight(stateDir: string, invalid: ConfigInvalid): boolean {
+export function sightOf(
+  stateDir: string,
+  invalid: ConfigInvalid,
+  opts: { now?: number; settleMs?: number } = {},
+): boolean {
+  const now = opts.now ?? Date.now();
+  const settle = opts.settleMs ?? 0;
   const marker = join(stateDir, CONFIG_INVALID);
+  let seen: { sha?: unknown; error?: unknown; first_seen?: unknown; journaled?: unknown } = {};
   try {
-    const seen = JSON.parse(readFileSync(marker, "utf8")) as { sha?: unknown; error?: unknown };
-    if (seen.sha === invalid.sha && seen.error === invalid.error) return false;
+    seen = JSON.parse(readFileSync(marker, "utf8"));
   } catch {
     // not seen yet
   }
-  writeJsonAtomic(marker, { sha: invalid.sha, error: invalid.error });
-  return true;
+  const same = seen.sha === invalid.sha && seen.error === invalid.error;
+  // (a marker of an older version, without `journaled`, was journaled)
+  if (same && seen.journaled !== false) return false;
+  const first = same && typeof seen.first_seen === "string" ? Date.parse(seen.first_seen) : now;
+  const settled = now - first >= settle;
+  writeJsonAtomic(marker, {
+    sha: invalid.sha,
+    error: invalid.error,
+    first_seen: new Date(first).toISOString(),
+    journaled: settled,
+  });
+  return settled;
+}
+
+/** Whether this broken text was read once and waits for its second read (watch). */
+export function sightPending(stateDir: string, invalid: ConfigInvalid): boolean {
+  try {
+    const seen = JSON.parse(readFileSync(join(stateDir, CONFIG_INVALID), "utf8"));
+    return seen.sha === invalid.sha && seen.error === invalid.error && seen.journaled === false;
+  } catch {
+    return false;
+  }
+}
+
+/** sightOf at once (a tick: its next look is a cadence away). */
+export function firstSight(stateDir: string, invalid: ConfigInvalid): boolean {
+  return sightOf(stateDir, invalid);
 }

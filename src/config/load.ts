@@ -1,18 +1,19 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { AGENT_FACTS, agentKindOf, DEFAULT_RESUME_LINE } from "../agent/kinds.js";
 import { UsageError } from "../errors.js";
 import { formatDuration, parseDuration } from "../util/duration.js";
 import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
-import { isInteractiveClaude } from "./claude-argv.js";
+import { agentProblems, withAgentDefaults } from "./agent-config.js";
+import { CONFIG_FILE } from "./files.js";
 import { describeIssue } from "./issues.js";
 import type { LeaseTimes, Policy } from "./policy.js";
 import { type ProgramConfig, programSchema } from "./schema.js";
 import { leaseTtlNeeded } from "./warnings.js";
 
-export const CONFIG_FILE = "program.json";
-
 export type { LeaseTimes, Policy } from "./policy.js";
+export { CONFIG_FILE };
 
 /** The one place a lease's `ttl` and `margin` are parsed. */
 export function leaseTimesOf(lease: { ttl: string; margin: string }): LeaseTimes {
@@ -84,9 +85,10 @@ export function parseConfig(text: string, file: string): ProgramConfig {
     const lines = result.error.issues.flatMap((issue) => describeIssue(issue, raw).split("\n"));
     throw new UsageError(lines.map((l) => `${file}: ${l}`).join("\n"));
   }
-  const problems = loadProblems(result.data);
+  const config = withAgentDefaults(result.data, raw);
+  const problems = loadProblems(config);
   if (problems.length > 0) throw new UsageError(problems.map((l) => `${file}: ${l}`).join("\n"));
-  return expandPaths(result.data);
+  return expandPaths(config);
 }
 
 /**
@@ -96,15 +98,9 @@ export function parseConfig(text: string, file: string): ProgramConfig {
  */
 function loadProblems(config: ProgramConfig): string[] {
   const m = config.manager;
-  const out: string[] = [];
   // (A missing manager.command is allowed: a program that is only inspected needs none; check
   // warns, and a start without one is a failed start the crash-loop guard counts.)
-  if (m.launcher === "command" && m.command) {
-    if (isInteractiveClaude(m.command))
-      out.push(
-        `manager.command: expected a command that runs without a terminal, got ${JSON.stringify(m.command)}: claude without -p/--print needs one (without it, it answers once and exits, which looks like a crash every time); use the tmux or herdr launcher`,
-      );
-  }
+  const out: string[] = agentProblems(config);
   // A holder must fence itself (ttl − margin without a renewal) before another host may take
   // over (ttl + margin), with a tick between: ttl ≥ 2 × margin + interval (DESIGN §15).
   const lease = config.lease;
@@ -134,6 +130,7 @@ function expandPaths(config: ProgramConfig): ProgramConfig {
   if (c.usage.seat) c.usage.seat = expandHome(c.usage.seat);
   if (c.manager.env.CLAUDE_CONFIG_DIR)
     c.manager.env.CLAUDE_CONFIG_DIR = expandHome(c.manager.env.CLAUDE_CONFIG_DIR);
+  if (c.manager.env.CODEX_HOME) c.manager.env.CODEX_HOME = expandHome(c.manager.env.CODEX_HOME);
   if (c.merge_lock) c.merge_lock.repo = expandHome(c.merge_lock.repo);
   if (c.ledger) c.ledger.repo = expandHome(c.ledger.repo);
   if (c.lease) {
@@ -166,5 +163,8 @@ export function policyOf(config: ProgramConfig): Policy {
     reminders: page?.reminders ?? 2,
     tickDeadline: TICK_DEADLINE_MS,
     lease: config.lease ? leaseTimesOf(config.lease) : null,
+    resumeLine: AGENT_FACTS[agentKindOf(config)].continuesAfterLimit
+      ? null
+      : (config.manager.resume_line ?? DEFAULT_RESUME_LINE),
   };
 }

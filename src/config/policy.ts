@@ -29,6 +29,11 @@ export interface Policy {
   reminders: number;
   /** A tick that runs longer than this is considered hung; its lock may be broken. */
   tickDeadline: number;
+  /**
+   * The line typed into a live holder at its prompt when a usage pause ends (DESIGN §19), or
+   * null when the agent goes on by itself (Claude Code).
+   */
+  resumeLine: string | null;
   /** The lease's ttl and margin (DESIGN §15), parsed once here; null: a single-host program. */
   lease: LeaseTimes | null;
 }

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { AGENTS } from "../agent/kinds.js";
 import { unsupportedGlobSyntax } from "../progress/syntax.js";
 import { DURATION_EXPECTED, isPositiveDuration } from "../util/duration.js";
 
@@ -60,6 +61,24 @@ const progressGlob = () =>
   text().check(
     z.refine((p: string) => unsupportedGlobSyntax(p) === null, { message: GLOB_EXPECTED }),
   );
+/** A URL's user name or password would be sent to a server as is, and journaled with it. */
+function withoutUserinfo(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.username === "" && u.password === "";
+  } catch {
+    return true; // the pattern says what is wrong
+  }
+}
+const URL_EXPECTED = "an http(s) URL";
+/** An http(s) URL with no user name or password in it (DESIGN §18: secrets stay secret). */
+const httpUrl = () =>
+  z.string().check(
+    z.regex(/^https?:\/\/\S+$/, { message: URL_EXPECTED }),
+    z.refine(withoutUserinfo, {
+      message: `${URL_EXPECTED} without a user name or password in it (a token goes in page.ntfy.token_env or token_file)`,
+    }),
+  );
 const argv = () =>
   z.array(z.string()).check(z.minLength(1, { message: "a non-empty array of strings" }));
 
@@ -75,14 +94,20 @@ export const herdrSchema = z.strictObject({
   ),
   kind: z._default(text(), "claude"),
   args: z._default(z.array(z.string()), []),
-  /** Answer Claude's folder-trust dialog (that one dialog only) when a start is held at it. */
+  /**
+   * Answer the agent's folder-trust dialog when a start is held at it (Claude's; Codex's "Trust
+   * this folder?" and "Hooks need review").
+   */
   accept_trust_dialog: z._default(z.boolean(), false),
 });
 
 export const tmuxSchema = z.strictObject({
   session: z.optional(text()),
   command: z._default(argv(), ["claude", "{prompt}"]),
-  /** Answer Claude's folder-trust dialog (that one dialog only) when a start is held at it. */
+  /**
+   * Answer the agent's folder-trust dialog when a start is held at it (Claude's; Codex's "Trust
+   * this folder?" and "Hooks need review").
+   */
   accept_trust_dialog: z._default(z.boolean(), false),
 });
 
@@ -100,13 +125,23 @@ export const programSchema = z.strictObject({
         z.enum(LAUNCHERS, { message: `one of ${LAUNCHERS.join(", ")}` }),
         "command",
       ),
+      /** The agent the manager is (DESIGN §19): Claude Code unless it says codex. */
+      agent: z._default(z.enum(AGENTS, { message: `one of ${AGENTS.join(", ")}` }), "claude"),
       prompt: z._default(text(), DEFAULT_PROMPT),
+      /** Typed into a live holder at its prompt when a usage pause ends (an agent that does not go on by itself). */
+      resume_line: z.optional(
+        z.string({ message: "one line of text" }).check(
+          z.refine((t: string) => t.trim() !== "" && !/[\r\n]/.test(t), {
+            message: "one line of text",
+          }),
+        ),
+      ),
       env: z._default(z.record(z.string(), z.string()), {}),
       herdr: z.optional(herdrSchema),
       tmux: z.optional(tmuxSchema),
       command: z.optional(argv()),
     }),
-    { launcher: "command", prompt: DEFAULT_PROMPT, env: {} },
+    { launcher: "command", agent: "claude", prompt: DEFAULT_PROMPT, env: {} },
   ),
   watchdog: z._default(
     z.strictObject({
@@ -187,10 +222,7 @@ export const programSchema = z.strictObject({
     z.strictObject({
       ntfy: z.optional(
         z.strictObject({
-          server: z._default(
-            z.string().check(z.regex(/^https?:\/\/\S+$/, { message: "an http(s) URL" })),
-            DEFAULTS.page.server,
-          ),
+          server: z._default(httpUrl(), DEFAULTS.page.server),
           topic: z.string().check(
             z.regex(/^[A-Za-z0-9_-]{1,64}$/, {
               message: "an ntfy topic (letters, digits, _ and -)",
@@ -220,9 +252,9 @@ export const programSchema = z.strictObject({
           ),
         DEFAULTS.page.reminders,
       ),
-      heartbeat_url: z.optional(
-        z.string().check(z.regex(/^https?:\/\/\S+$/, { message: "an http(s) URL" })),
-      ),
+      heartbeat_url: z.optional(httpUrl()),
+      /** Whether pages may quote the manager's screen (blocked, start_failed); default true. */
+      screen: z._default(z.boolean({ message: "true or false" }), true),
     }),
   ),
 });

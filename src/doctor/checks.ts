@@ -1,13 +1,18 @@
-import { statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { CONFIG_FILE } from "../config/files.js";
 import { LAST_VALID, lastValidText } from "../config/last-valid.js";
-import { loadProgram, type Program } from "../config/load.js";
+import { loadProgram, type Program, programOf } from "../config/load.js";
 import { allProgramRoots, resolveProgramRoot, sheepdogHome } from "../config/resolve.js";
 import { type Installed, installedLaunchd, installedSystemd } from "../install/installed.js";
+import { launchAgentsDir } from "../install/launchd.js";
+import { userUnitDir } from "../install/systemd.js";
 import { homeDir } from "../install/target.js";
-import { stateDirOf, stateDirProblem } from "../state/dir.js";
-import { bad, type Check, nativeScheduler, ok } from "./check.js";
-import { claudeChecks } from "./claude-checks.js";
+import { programFolderProblems, stateDirOf, stateDirProblem } from "../state/dir.js";
+import { type PathProblem, pathProblem } from "../state/owned.js";
+import { HOST_SUBDIRS, hostStateDir } from "../usage/host-state.js";
+import { agentChecks } from "./agent-checks.js";
+import { bad, type Check, guarded, nativeScheduler, ok } from "./check.js";
 import { leaseCheck } from "./lease-check.js";
 import {
   activityCheck,
@@ -15,9 +20,9 @@ import {
   coveringUnits,
   lastTickCheck,
   timerCheck,
+  tmuxCheck,
 } from "./schedule-checks.js";
-import { hookChecks, pagesCheck, statuslineCheck, toolChecks } from "./tool-checks.js";
-import { trustCheck } from "./trust.js";
+import { pagesCheck, toolChecks } from "./tool-checks.js";
 import { watcherCheck } from "./watcher.js";
 
 export { type Check, nativeScheduler, type Status } from "./check.js";
@@ -52,69 +57,116 @@ export function doctorRoots(flag: string | undefined, all: boolean | undefined):
 function stateCheck(label: string, root: string): Check {
   const dir = stateDirOf(root);
   const problem = stateDirProblem(dir);
-  if (!problem) {
-    let exists = true;
-    try {
-      statSync(dir);
-    } catch {
-      exists = false;
-    }
+  if (problem) return bad(label, "state", "fail", problem.problem, problem.fix);
+  return ok(
+    label,
+    "state",
+    existsSync(dir)
+      ? `${dir}: yours, not writable by others`
+      : `${dir}: not created yet (the first tick creates it)`,
+  );
+}
+
+/** Whether what runs is the user's own (DESIGN §18): the folder, program.json, the prompt. */
+function folderCheck(label: string, root: string): Check {
+  const problems = programFolderProblems(root);
+  if (problems.length === 0)
     return ok(
       label,
-      "state",
-      exists
-        ? `${dir}: yours, not writable by others`
-        : `${dir}: not created yet (the first tick creates it)`,
+      "folder",
+      `${root}: the folder, ${CONFIG_FILE} and the prompt are yours, not writable by others`,
     );
-  }
-  const fix = /writable/.test(problem)
-    ? `chmod 700 ${dir}`
-    : /owned by/.test(problem)
-      ? `chown -R $(id -un) ${dir} (or remove it if it is not sheepdog's)`
-      : `move ${dir} out of the way; sheepdog recreates it`;
-  return bad(label, "state", "fail", problem, fix);
+  return bad(
+    label,
+    "folder",
+    "fail",
+    `${problems.map((p) => p.problem).join("; ")}: no tick runs this program until it is fixed`,
+    problems.map((p) => p.fix).join("; "),
+  );
+}
+
+/**
+ * The host's own folders (DESIGN §18): the host state dir and what is in it (the usage
+ * readings, the session map, the bin/ shim every unit runs), and the unit or plist folder.
+ */
+export function hostChecks(home = homeDir()): Check[] {
+  const state = hostStateDir();
+  const dirs = [state, ...HOST_SUBDIRS.map((d) => join(state, d))];
+  const units = nativeScheduler() === "launchd" ? launchAgentsDir(home) : userUnitDir(home);
+  const problems = [
+    ...dirs.map((d) => pathProblem(d, "dir", { chmod: "700" })),
+    pathProblem(join(state, "bin", "sheepdog"), "file"),
+    pathProblem(units, "dir"),
+  ].filter((p): p is PathProblem => p !== null);
+  if (problems.length === 0)
+    return [
+      {
+        program: null,
+        check: "host_folders",
+        status: "ok",
+        detail: `${state} and ${units}: yours, not writable by others`,
+        fix: null,
+      },
+    ];
+  return problems.map((p) => ({
+    program: null,
+    check: "host_folders",
+    status: "fail" as const,
+    detail: `${p.problem}: sheepdog refuses to read or write there`,
+    fix: p.fix,
+  }));
 }
 
 /** The installed timers/agents whose tick covers this program root. */
 export function programChecks(root: string, installed: Installed[]): Check[] {
   let program: Program;
+  let invalid: Check | null = null;
   try {
     program = loadProgram(root);
   } catch (err) {
-    const kept = lastValidText(stateDirOf(root)) !== null;
-    return [
-      bad(
-        root,
-        "config",
-        "fail",
-        `${(err as Error).message.split("\n").join("; ")}${kept ? `; the watchdog goes on with the last valid copy (${join(stateDirOf(root), LAST_VALID)}) until it is fixed` : ""}`,
-        `edit ${join(root, "program.json")}, then: sheepdog check --program ${root}`,
-      ),
-      stateCheck(root, root),
-    ];
+    // Broken now: the watchdog goes on with the last valid copy (DESIGN §16), and so does every
+    // other check here, against that copy; with none, there is nothing more to check.
+    const keptPath = join(stateDirOf(root), LAST_VALID);
+    const kept = lastValidText(stateDirOf(root));
+    let last: Program | null = null;
+    try {
+      // Its fixes name program.json, the file a person edits.
+      last = kept === null ? null : programOf(root, kept);
+    } catch {
+      // the copy no longer loads either (an older version's schema)
+    }
+    invalid = bad(
+      last?.name ?? root,
+      "config",
+      "fail",
+      `${(err as Error).message.split("\n").join("; ")}${last ? `; the watchdog goes on with the last valid copy (${keptPath}) until it is fixed, and the checks below are of that copy` : ""}`,
+      `edit ${join(root, "program.json")}, then: sheepdog check --program ${root}`,
+    );
+    if (!last) return [invalid, folderCheck(root, root), stateCheck(root, root)];
+    program = last;
   }
   // only the scheduler this platform runs counts; the other's files are inert here
   const all = coveringUnits(root, installed, homeDir());
   const covering = all.filter((i) => i.scheduler === nativeScheduler());
   const inert = all.filter((i) => i.scheduler !== nativeScheduler());
   return [
-    ok(
-      program.name,
-      "config",
-      `${program.configPath}: valid (launcher ${program.config.manager.launcher})`,
-    ),
+    invalid ??
+      ok(
+        program.name,
+        "config",
+        `${program.configPath}: valid (launcher ${program.config.manager.launcher})`,
+      ),
+    folderCheck(program.name, root),
     stateCheck(program.name, root),
-    timerCheck(program, covering, inert),
-    cadenceCheck(program, covering),
-    activityCheck(program),
-    lastTickCheck(program, covering),
-    watcherCheck(program, nativeScheduler()),
+    guarded(program.name, "timer", () => timerCheck(program, covering, inert)),
+    ...[tmuxCheck(program, covering)].filter((c): c is Check => c !== null),
+    guarded(program.name, "cadence", () => cadenceCheck(program, covering)),
+    guarded(program.name, "activity", () => activityCheck(program)),
+    guarded(program.name, "last_tick", () => lastTickCheck(program, covering)),
+    guarded(program.name, "watcher", () => watcherCheck(program, nativeScheduler())),
     ...toolChecks(program, covering),
-    statuslineCheck(program),
-    ...hookChecks(program),
-    ...claudeChecks(program, covering),
-    ...[trustCheck(program)].filter((c): c is Check => c !== null),
-    pagesCheck(program),
+    ...agentChecks(program, covering),
+    guarded(program.name, "pages", () => pagesCheck(program)),
     ...[leaseCheck(program)].filter((c): c is Check => c !== null),
   ];
 }
@@ -122,7 +174,7 @@ export function programChecks(root: string, installed: Installed[]): Check[] {
 export function runChecks(roots: string[]): Check[] {
   const home = homeDir();
   const installed = [...installedLaunchd(home), ...installedSystemd(home)];
-  const checks: Check[] = [nodeCheck()];
+  const checks: Check[] = [nodeCheck(), ...hostChecks(home)];
   if (!roots.length)
     checks.push({
       program: null,

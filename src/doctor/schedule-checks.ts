@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Program } from "../config/load.js";
 import { activityWarnings, leaseTtlNeeded, policyWarnings } from "../config/warnings.js";
 import type { Installed, Scheduler } from "../install/installed.js";
-import { ALL_INTERVAL_MS } from "../install/target.js";
+import { ALL_INTERVAL_MS, TMUX_VARS, tmuxEnvOf } from "../install/target.js";
 import { stateDirOf, stateFiles } from "../state/dir.js";
 import { defaultHostStateDir, hostStateDir } from "../usage/host-state.js";
 import { formatDuration } from "../util/duration.js";
@@ -27,6 +27,33 @@ export function installHint(scheduler: Scheduler, root: string): string {
 
 const describe = (i: Installed) =>
   `${i.scheduler} ${i.scheduler === "systemd" ? `${i.name}.timer` : i.name}`;
+
+/**
+ * A tmux program: the timer's tick must talk to the tmux server this shell does (issue 33), or
+ * the managers it starts are where `tmux attach` from here does not look (and a person's
+ * `tmux ls` shows none). Null for other launchers, or when nothing ticks it.
+ */
+export function tmuxCheck(program: Program, covering: Installed[]): Check | null {
+  if (program.config.manager.launcher !== "tmux" || covering.length === 0) return null;
+  const here = tmuxEnvOf();
+  const show = (v: string | undefined) => v ?? "unset";
+  for (const i of covering)
+    for (const v of TMUX_VARS)
+      if ((i.tmux[v] ?? undefined) !== (here[v] ?? undefined))
+        return bad(
+          program.name,
+          "tmux",
+          "warn",
+          `${describe(i)} runs with ${v}=${show(i.tmux[v])}, but this shell has ${show(here[v])}: its tick starts managers on another tmux server than the one tmux attach reaches from here`,
+          `reinstall it from the shell whose tmux you use: sheepdog install ${i.scheduler} ${i.target?.kind === "all" ? "--all" : `--program ${program.root}`}`,
+        );
+  const socket = here.SHEEPDOG_TMUX_SOCKET;
+  return ok(
+    program.name,
+    "tmux",
+    `the timer's tick and this shell use the same tmux server (${socket ? `tmux -L ${socket}` : "tmux's default"})`,
+  );
+}
 
 export function timerCheck(program: Program, covering: Installed[], inert: Installed[]): Check {
   const scheduler = nativeScheduler();

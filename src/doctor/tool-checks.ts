@@ -2,6 +2,7 @@
 // settings (statusline, StopFailure hook), and pages.
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { AGENT_FACTS, agentKindOf } from "../agent/kinds.js";
 import type { Program } from "../config/load.js";
 import type { Installed } from "../install/installed.js";
 import { unitPath, which } from "../install/target.js";
@@ -19,14 +20,16 @@ import { bad, type Check, nativeScheduler, ok } from "./check.js";
 /** The argv[0]s a program's manager launcher needs, with whether each is required. */
 function neededTools(program: Program): string[] {
   const m = program.config.manager;
+  const agent = AGENT_FACTS[agentKindOf(program.config)];
   // every manager runs `sheepdog claim` and `sheepdog save` by name (DESIGN §16)
   const tools: string[] = ["sheepdog"];
   if (program.config.ledger || program.config.merge_lock || program.config.lease) tools.push("git");
   if (m.launcher === "herdr") {
     tools.push("herdr");
-    if ((m.herdr?.kind ?? "claude") === "claude") tools.push("claude");
+    const kind = m.herdr?.kind ?? agent.launch.herdr.kind;
+    if (kind === "claude" || kind === "codex") tools.push(kind);
   } else if (m.launcher === "tmux") {
-    tools.push("tmux", m.tmux?.command[0] ?? "claude");
+    tools.push("tmux", m.tmux?.command[0] ?? (agent.launch.tmux[0] as string));
   } else if (m.command?.[0]) tools.push(m.command[0]);
   return [...new Set(tools)];
 }

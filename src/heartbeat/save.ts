@@ -1,15 +1,16 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { readClaim } from "../claim/claim.js";
+import type { Agent } from "../agent/agent.js";
+import { agentFor } from "../agent/index.js";
+import { readClaim, sameProcess } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { appendEvent, readEvents } from "../journal/journal.js";
 import { replay, STATE_EVENT_TYPES } from "../journal/replay.js";
 import { type LeaseAnswer, leaseAnswer, readLocalLease } from "../lease/local.js";
 import type { ProcessIdentity } from "../process/identity.js";
+import { appendReadings } from "../usage/readings.js";
 import { seatOf } from "../usage/seat.js";
-import { lookupSession } from "../usage/sessions.js";
-import { contextTokensOf, findTranscript } from "../usage/transcript.js";
-import { type TailState, transcriptTail } from "../usage/transcript-tail.js";
+import type { TailState } from "../usage/transcript-tail.js";
 import { faultPoint } from "../util/fault-point.js";
 import { iso } from "../util/time.js";
 import { stampHeartbeat } from "./heartbeat.js";
@@ -46,19 +47,28 @@ export interface SaveFacts {
   progress: string | null;
   pushed: boolean | null;
   notices: string[];
-  /** The manager session's context window as the statusline recorded it, when known. */
+  /**
+   * The manager session's context window as its agent reported it (Claude: the statusline's
+   * record of the session; Codex: the rollout's `model_context_window`), when known.
+   */
   contextWindow: number | null;
+  /** The window assumed when the agent never said (200000 for Claude Code: 150000 at auto). */
+  defaultWindow?: number;
 }
 
 /** Claude Code's window when the statusline never said (DESIGN §4: 200000 → 150000 at auto). */
 const DEFAULT_WINDOW = 200_000;
-/** Claude Code compacts by itself before the window is full: hand over at three quarters. */
+/** The agents compact by themselves before the window is full: hand over at three quarters. */
 const AUTO_SHARE = 0.75;
 
 /** The hand-over threshold in force (DESIGN §4): a number wins; "auto" is 75 % of the window. */
-export function handOverThreshold(setting: number | "auto", contextWindow: number | null): number {
+export function handOverThreshold(
+  setting: number | "auto",
+  contextWindow: number | null,
+  defaultWindow = DEFAULT_WINDOW,
+): number {
   if (setting !== "auto") return setting;
-  const window = contextWindow !== null && contextWindow > 0 ? contextWindow : DEFAULT_WINDOW;
+  const window = contextWindow !== null && contextWindow > 0 ? contextWindow : defaultWindow;
   return Math.floor(window * AUTO_SHARE);
 }
 
@@ -76,10 +86,10 @@ const OWN_CALL_WAIT_MS = 1000;
  * and the context of the turn before. A manager's save finds its own call at the end; a save
  * by hand mid-turn, or through a script, waits out the bound and reads what there is.
  */
-async function ownCallWritten(path: string): Promise<void> {
+async function ownCallWritten(path: string, agent: Agent): Promise<void> {
   const end = performance.now() + OWN_CALL_WAIT_MS; // a clock step must not stretch it
-  while (!ownCallAtEnd(transcriptTail(path)) && performance.now() < end)
-    await new Promise((r) => setTimeout(r, 20));
+  const ready = () => ownCallAtEnd(agent.tail(path), agent.shellTool) && agent.contextReady(path);
+  while (!ready() && performance.now() < end) await new Promise((r) => setTimeout(r, 20));
 }
 
 /**
@@ -87,30 +97,55 @@ async function ownCallWritten(path: string): Promise<void> {
  * hand-over, a reply still being written, or a turn that ended (a save by hand); not a request
  * nor any other call (a Read, a git command) whose result is not written yet.
  */
-function ownCallAtEnd(tail: TailState): boolean {
+function ownCallAtEnd(tail: TailState, shellTool: string): boolean {
   if (tail.state === "requesting") return false;
   if (tail.state !== "tool_open") return true;
   return (
-    tail.tool.name === "Bash" &&
+    tail.tool.name === shellTool &&
     /\bsheepdog(?:\.cjs)?\s+(?:save|hand-over)\b/.test(tail.tool.command ?? "")
   );
+}
+
+/** When this manager claimed the program (epoch ms), if it holds the claim. */
+function claimedByMe(program: ProgramContext, me: ProcessIdentity): number | undefined {
+  const c = readClaim(program.stateDir);
+  if (!c.held || !c.holder || !sameProcess(c.holder, me)) return undefined;
+  const at = Date.parse(c.holder.claimed_at);
+  return Number.isNaN(at) ? undefined : at;
+}
+
+interface ContextFacts {
+  transcript: string | null;
+  contextTokens: number | null;
+  contextWindow: number | null;
 }
 
 /** The manager's transcript and its context size (DESIGN §4). Missing is a notice, never an error. */
 async function contextOf(
   program: ProgramContext,
+  agent: Agent,
   opts: SaveOptions,
   notices: string[],
-): Promise<{ transcript: string | null; contextTokens: number | null }> {
+): Promise<ContextFacts> {
   let transcript: string | null = null;
+  const manager = { pid: opts.manager.pid, start_time: opts.manager.start_time };
+  const windowOnly = () => {
+    try {
+      return agent.context(null, manager).window;
+    } catch {
+      return null; // no session map: the default window
+    }
+  };
   try {
     if (opts.transcript !== undefined) {
       transcript = resolve(opts.transcript);
     } else {
-      transcript = findTranscript({
-        seat: seatOf(program.config),
+      const since = claimedByMe(program, opts.manager);
+      transcript = agent.findTranscript(seatOf(program.config), {
         cwd: opts.cwd ?? process.cwd(),
-        manager: { pid: opts.manager.pid, start_time: opts.manager.start_time },
+        root: program.root,
+        manager,
+        ...(since !== undefined ? { since } : {}),
       });
     }
   } catch (err) {
@@ -121,23 +156,49 @@ async function contextOf(
       notices.push(
         `no transcript found for pid ${opts.manager.pid}: context size unknown (pass --transcript PATH)`,
       );
-    return { transcript: null, contextTokens: null };
+    return { transcript: null, contextTokens: null, contextWindow: windowOnly() };
   }
   if (!existsSync(transcript)) {
     notices.push(`transcript ${transcript} does not exist: context size unknown`);
-    return { transcript, contextTokens: null };
+    return { transcript, contextTokens: null, contextWindow: windowOnly() };
   }
-  let contextTokens: number | null = null;
+  // A FIFO or a device is refused before it is opened: opening one blocks (DESIGN §18).
+  if (!statSync(transcript).isFile()) {
+    notices.push(
+      `transcript ${transcript} is not a regular file (a FIFO, a device or a folder): not read; context size unknown`,
+    );
+    return { transcript, contextTokens: null, contextWindow: windowOnly() };
+  }
+  let read: { tokens: number | null; window: number | null };
   try {
-    await ownCallWritten(transcript);
-    contextTokens = contextTokensOf(transcript);
+    await ownCallWritten(transcript, agent);
+    read = agent.context(transcript, manager);
   } catch (err) {
     notices.push(`cannot read transcript ${transcript}: ${message(err)}`);
-    return { transcript, contextTokens: null };
+    return { transcript, contextTokens: null, contextWindow: windowOnly() };
   }
-  if (contextTokens === null)
+  if (read.tokens === null)
     notices.push(`transcript ${transcript} has no assistant message with token usage yet`);
-  return { transcript, contextTokens };
+  recordReadings(program, agent, transcript, notices);
+  return { transcript, contextTokens: read.tokens, contextWindow: read.window };
+}
+
+/**
+ * The usage readings the transcript carries (a Codex rollout's rate_limits: Codex has no
+ * statusline), recorded for the seat as they are read (DESIGN §19). Never fails the save.
+ */
+function recordReadings(
+  program: ProgramContext,
+  agent: Agent,
+  transcript: string,
+  notices: string[],
+): void {
+  try {
+    const readings = agent.readings(transcript);
+    if (readings.length > 0) appendReadings(seatOf(program.config), readings);
+  } catch (err) {
+    notices.push(`cannot record the usage readings: ${message(err)}`);
+  }
 }
 
 /**
@@ -158,7 +219,13 @@ export async function gatherSaveFacts(
     notices.push(
       `${program.configInvalid.file} is invalid (${program.configInvalid.error.split("\n")[0]}); the watchdog goes on with the last valid config: fix it, then run sheepdog check`,
     );
-  const { transcript, contextTokens } = await contextOf(program, opts, notices);
+  const agent = agentFor(program.config);
+  const { transcript, contextTokens, contextWindow } = await contextOf(
+    program,
+    agent,
+    opts,
+    notices,
+  );
 
   let progress: string | null = opts.progress ?? null;
   if (progress === null && program.config.progress) {
@@ -191,15 +258,15 @@ export async function gatherSaveFacts(
       notices.push(`ledger: ${message(err)}`);
     }
   }
-  let contextWindow: number | null = null;
-  if (program.policy.handOverTokens === "auto") {
-    try {
-      contextWindow = lookupSession(opts.manager)?.context_window_size ?? null;
-    } catch {
-      // no session map: the default window
-    }
-  }
-  return { contextTokens, transcript, progress, pushed, notices, contextWindow };
+  return {
+    contextTokens,
+    transcript,
+    progress,
+    pushed,
+    notices,
+    contextWindow,
+    defaultWindow: agent.defaultWindow,
+  };
 }
 
 /** The answer save and hand-over print: the facts plus the watchdog's word (pause, stand-down). */
@@ -213,7 +280,11 @@ export function saveAnswer(program: ProgramContext, facts: SaveFacts, now: numbe
       : null;
   if (pause) notices.push(`the program is paused until ${pause.until}: save and stop`);
   const stoodDown = state.stoodDown ? { reason: String(state.stoodDown.reason ?? "") } : null;
-  const threshold = handOverThreshold(program.policy.handOverTokens, facts.contextWindow);
+  const threshold = handOverThreshold(
+    program.policy.handOverTokens,
+    facts.contextWindow,
+    facts.defaultWindow,
+  );
   // A program staged on several hosts (DESIGN §15): whether this host still holds it, from
   // lease.json (no git: a save must stay fast). Not held: the manager must save and stop.
   const lease = program.config.lease ? leaseAnswer(readLocalLease(program.stateDir), now) : null;

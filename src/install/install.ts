@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { RefusedError } from "../errors.js";
 import { formatDuration } from "../util/duration.js";
 import { type Installed, installedOf, type Scheduler } from "./installed.js";
@@ -31,7 +31,9 @@ import {
   sheepdogHomeEnv,
   sheepdogStateDirEnv,
   type Target,
+  type TmuxVar,
   tickArgs,
+  tmuxEnvOf,
   unitPath,
 } from "./target.js";
 
@@ -66,7 +68,9 @@ const bootout = (label: string): Step => ({
 export function shimSteps(env: NodeJS.ProcessEnv): Step[] {
   const { dir, shim } = sheepdogBin(env);
   if (!shim) return [];
+  // The host state dir first: made 0700, or narrowed when an older install left it open.
   return [
+    { op: "mkdir", path: dirname(dir) },
     { op: "mkdir", path: dir },
     { op: "write", path: shim.path, content: shim.content, mode: LAUNCHER_FILE_MODE },
   ];
@@ -101,7 +105,13 @@ interface PlanInput {
   every: string;
   title: string;
   /** The files every unit runs and the environment it passes on. */
-  runs: { node: string; cli: string; sheepdogHome?: string; stateDir?: string };
+  runs: {
+    node: string;
+    cli: string;
+    sheepdogHome?: string;
+    stateDir?: string;
+    tmux?: Partial<Record<TmuxVar, string>>;
+  };
   /** An earlier install for the same target under another name (the program was renamed). */
   stale: (name: string) => ReturnType<typeof installedOf>;
 }
@@ -129,6 +139,7 @@ export function installPlan(
       cli: cliPath(),
       ...(sheepdogHome ? { sheepdogHome } : {}),
       ...(stateDir ? { stateDir } : {}),
+      tmux: tmuxEnvOf(env),
     },
     stale: (name) =>
       installedOf(scheduler, home, env).filter(

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { isErrno } from "../util/fs.js";
 import { LAUNCHD_MARKER, launchAgentsDir, OUR_PLIST_NAME, readOurPlist } from "./launchd.js";
 import { isOurUnit, OUR_UNIT_NAME, readOurService, userUnitDir } from "./systemd.js";
-import { everyOfArgs, targetOfArgs } from "./target.js";
+import { everyOfArgs, type TmuxVar, targetOfArgs } from "./target.js";
 
 export type Scheduler = "launchd" | "systemd";
 
@@ -24,6 +24,8 @@ export interface Installed {
   sheepdogHome: string | undefined;
   /** `SHEEPDOG_STATE_DIR` it runs with; undefined means the default (under its HOME). */
   stateDir: string | undefined;
+  /** The tmux variables it runs with (`SHEEPDOG_TMUX_SOCKET`, `TMUX_TMPDIR`): its managers' server. */
+  tmux: Partial<Record<TmuxVar, string>>;
 }
 
 function listDir(dir: string): string[] {
@@ -64,6 +66,7 @@ export function installedLaunchd(home: string): Installed[] {
       path: agent.path,
       sheepdogHome: agent.sheepdogHome,
       stateDir: agent.stateDir,
+      tmux: agent.tmux,
     });
   }
   return found;
@@ -94,6 +97,7 @@ export function installedSystemd(home: string, env = process.env): Installed[] {
       path: service?.path,
       sheepdogHome: service?.sheepdogHome,
       stateDir: service?.stateDir,
+      tmux: service?.tmux ?? {},
     });
   }
   return found;

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { int, type ParsedPlist, type PlistValue, parsePlist, writePlist } from "./plist.js";
 import { type CalendarEntry, launchdCalendar, type Schedule } from "./schedule.js";
-import { type Target, tickArgs } from "./target.js";
+import { type Target, type TmuxVar, tickArgs, tmuxVarsIn } from "./target.js";
 
 export const LABEL_PREFIX = "dev.sheepdog";
 
@@ -20,7 +20,11 @@ export interface LaunchAgent {
   AbandonProcessGroup: true;
   StandardOutPath: string;
   StandardErrorPath: string;
-  EnvironmentVariables: { PATH: string; SHEEPDOG_HOME?: string; SHEEPDOG_STATE_DIR?: string };
+  EnvironmentVariables: {
+    PATH: string;
+    SHEEPDOG_HOME?: string;
+    SHEEPDOG_STATE_DIR?: string;
+  } & Partial<Record<TmuxVar, string>>;
 }
 
 export function labelOf(target: Target): string {
@@ -46,6 +50,7 @@ export function buildLaunchAgent(opts: {
   path: string;
   sheepdogHome?: string;
   stateDir?: string;
+  tmux?: Partial<Record<TmuxVar, string>>;
 }): LaunchAgent {
   const label = labelOf(opts.target);
   const logs = launchdLogDir(opts.home);
@@ -53,6 +58,7 @@ export function buildLaunchAgent(opts: {
   const env: LaunchAgent["EnvironmentVariables"] = { PATH: opts.path };
   if (opts.sheepdogHome) env.SHEEPDOG_HOME = opts.sheepdogHome;
   if (opts.stateDir) env.SHEEPDOG_STATE_DIR = opts.stateDir;
+  Object.assign(env, opts.tmux ?? {});
   return {
     Label: label,
     ProgramArguments: [opts.node, opts.cli, ...tickArgs(opts.target, opts.every)],
@@ -100,6 +106,7 @@ export interface InstalledAgent {
   path: string | undefined;
   sheepdogHome: string | undefined;
   stateDir: string | undefined;
+  tmux: Partial<Record<TmuxVar, string>>;
 }
 
 /** Reads a plist if sheepdog wrote it (marker + a `Label` of ours); null otherwise. */
@@ -131,5 +138,6 @@ export function readOurPlist(text: string): InstalledAgent | null {
     path: typeof env.PATH === "string" ? env.PATH : undefined,
     sheepdogHome: typeof env.SHEEPDOG_HOME === "string" ? env.SHEEPDOG_HOME : undefined,
     stateDir: typeof env.SHEEPDOG_STATE_DIR === "string" ? env.SHEEPDOG_STATE_DIR : undefined,
+    tmux: tmuxVarsIn(env as Record<string, unknown>),
   };
 }

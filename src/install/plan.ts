@@ -1,6 +1,7 @@
-import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { chmodSync, rmSync } from "node:fs";
 import { RuntimeFailure } from "../errors.js";
 import { commandLine, runTool, type ToolResult, toolFailure } from "../process/run-tool.js";
+import { ensureOwnedDir } from "../state/owned.js";
 import { writeFileAtomic } from "../util/fs.js";
 
 /** Unit files are read by launchd/systemd and by people: 0644, like any config. */
@@ -97,7 +98,9 @@ export async function executePlan(
   const removed: string[] = [];
   for (const [index, step] of steps.entries()) {
     if (step.op === "mkdir") {
-      mkdirSync(step.path, { recursive: true });
+      // 0700 whatever the umask (parents too); an existing one the scheduler runs from is
+      // narrowed when yours, refused when another user's or a link (DESIGN §18).
+      ensureOwnedDir(step.path, "unsafe folder", { narrow: true });
     } else if (step.op === "write") {
       writeFileAtomic(step.path, step.content, step.mode ?? UNIT_FILE_MODE);
       chmodSync(step.path, step.mode ?? UNIT_FILE_MODE); // the umask may have narrowed the mode

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Target, tickArgs } from "./target.js";
+import { type Target, type TmuxVar, tickArgs, tmuxVarsIn } from "./target.js";
 
 /** The first line of every unit sheepdog writes (uninstall removes only files carrying it). */
 export const SYSTEMD_MARKER =
@@ -72,6 +72,7 @@ export function buildUnits(opts: {
   path: string;
   sheepdogHome?: string;
   stateDir?: string;
+  tmux?: Partial<Record<TmuxVar, string>>;
 }): { service: ServiceUnit; timer: TimerUnit; base: string } {
   const base = unitBaseOf(opts.target);
   const what =
@@ -79,6 +80,7 @@ export function buildUnits(opts: {
   const env: Record<string, string> = { PATH: opts.path };
   if (opts.sheepdogHome) env.SHEEPDOG_HOME = opts.sheepdogHome;
   if (opts.stateDir) env.SHEEPDOG_STATE_DIR = opts.stateDir;
+  Object.assign(env, opts.tmux ?? {});
   return {
     base,
     service: {
@@ -215,6 +217,7 @@ export interface InstalledService {
   path: string | undefined;
   sheepdogHome: string | undefined;
   stateDir: string | undefined;
+  tmux: Partial<Record<TmuxVar, string>>;
 }
 
 export function isOurUnit(text: string): boolean {
@@ -240,5 +243,6 @@ export function readOurService(text: string): InstalledService | null {
     path: env.PATH,
     sheepdogHome: env.SHEEPDOG_HOME,
     stateDir: env.SHEEPDOG_STATE_DIR,
+    tmux: tmuxVarsIn(env),
   };
 }

@@ -172,6 +172,29 @@ export function sheepdogHomeEnv(env = process.env): string | undefined {
 }
 
 /**
+ * The tmux server this shell's launcher talks to (`$SHEEPDOG_TMUX_SOCKET`, `-L NAME`, in
+ * `$TMUX_TMPDIR`), when set: a scheduled tick without them starts its managers on another tmux
+ * server than the one `tmux attach` from here reaches (issue 33).
+ */
+export const TMUX_VARS = ["SHEEPDOG_TMUX_SOCKET", "TMUX_TMPDIR"] as const;
+export type TmuxVar = (typeof TMUX_VARS)[number];
+
+/** This shell's tmux variables (TMUX_TMPDIR as an absolute path), the set ones only. */
+export function tmuxEnvOf(env = process.env): Partial<Record<TmuxVar, string>> {
+  const out: Partial<Record<TmuxVar, string>> = {};
+  if (env.SHEEPDOG_TMUX_SOCKET) out.SHEEPDOG_TMUX_SOCKET = env.SHEEPDOG_TMUX_SOCKET;
+  if (env.TMUX_TMPDIR) out.TMUX_TMPDIR = resolve(expandHome(env.TMUX_TMPDIR, homeDir(env)));
+  return out;
+}
+
+/** The tmux variables of a unit's or plist's environment. */
+export function tmuxVarsIn(env: Record<string, unknown>): Partial<Record<TmuxVar, string>> {
+  const out: Partial<Record<TmuxVar, string>> = {};
+  for (const v of TMUX_VARS) if (typeof env[v] === "string") out[v] = env[v] as string;
+  return out;
+}
+
+/**
  * `$SHEEPDOG_STATE_DIR` as an absolute path when set: statuslines write usage readings there,
  * so the scheduled tick must read the same folder or it never sees a limit.
  */

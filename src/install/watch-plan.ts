@@ -13,6 +13,7 @@ import {
   sheepdogHomeEnv,
   sheepdogStateDirEnv,
   type Target,
+  tmuxEnvOf,
   unitPath,
 } from "./target.js";
 import {
@@ -57,6 +58,7 @@ export function withWatcher(
     path: unitPath({ homebrew: scheduler === "launchd", env }),
     ...(sheepdogHome ? { sheepdogHome } : {}),
     ...(stateDir ? { stateDir } : {}),
+    tmux: tmuxEnvOf(env),
   };
   const steps: Step[] = [];
   let summary: string;

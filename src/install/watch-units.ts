@@ -13,7 +13,7 @@ import {
   unitBaseOf,
   userUnitDir,
 } from "./systemd.js";
-import { type Target, targetAfter } from "./target.js";
+import { type Target, type TmuxVar, targetAfter } from "./target.js";
 
 /**
  * The resident watcher (`install --watch`, DESIGN §12), installed next to the timer, which stays
@@ -52,12 +52,14 @@ export interface WatchUnitOpts {
   path: string;
   sheepdogHome?: string;
   stateDir?: string;
+  tmux?: Partial<Record<TmuxVar, string>>;
 }
 
 function envOf(o: WatchUnitOpts): Record<string, string> {
   const env: Record<string, string> = { PATH: o.path };
   if (o.sheepdogHome) env.SHEEPDOG_HOME = o.sheepdogHome;
   if (o.stateDir) env.SHEEPDOG_STATE_DIR = o.stateDir;
+  Object.assign(env, o.tmux ?? {});
   return env;
 }
 

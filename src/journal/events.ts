@@ -41,7 +41,7 @@ const page = z.optional(
 
 /** What an activity verdict's note journals (DESIGN §14). */
 const activityNote = {
-  pid: oN,
+  pid: onN,
   reason: oS,
   verdict: oS,
   evidence: oStrings,
@@ -49,6 +49,11 @@ const activityNote = {
   since: oS,
   /** `blocked`: the prompt on the pane's screen. */
   screen: oS,
+  /** `blocked` of a start held before its claim (rule 12): what it waits for, which start. */
+  waiting_for: oS,
+  launch_began: oS,
+  /** The hook's notification that told it (`idle_prompt`, `permission_prompt`). */
+  notification: z.optional(z.object({ at: S, type: onS, message: onS })),
 };
 
 /** What a start journals of its launch (launch/types.ts `Launched`, and the intent before it). */
@@ -96,7 +101,8 @@ export const EVENTS = {
   finished: { by: "any", fields: { note: oS, pid: oN, forced: oB, holder_pid: oN } },
   reopened: { by: "person", fields: { finished_at: oS, note: oS } },
   // Stand-downs and pauses (DESIGN §5, §6).
-  stood_down: { by: "pass", fields: { reason: oS } },
+  /** `holder_state`: what became of the claim's holder (alive, dead, stopped…), for the report. */
+  stood_down: { by: "pass", fields: { reason: oS, holder_state: oS, holder_pid: oN } },
   /** `by: "phone"` (and its `incident`): a page's button answered (DESIGN §8). */
   cleared: { by: "person", fields: { stood_down_at: oS, note: oS, by: oS, incident: oS } },
   paused: {
@@ -149,6 +155,10 @@ export const EVENTS = {
       evidence_error: oS,
       outcome: oS,
       group: oB,
+      /** What was stopped: the holder, the manager that handed over, a leftover start. */
+      who: oS,
+      /** A leftover start's launch, so replay knows which start it ended. */
+      launch_began: oS,
     },
   },
   start_cut_short: { by: "pass", fields: { launcher: oS, launch_began: oS, reason: oS } },
@@ -156,6 +166,11 @@ export const EVENTS = {
   nudged: {
     by: "pass",
     fields: { pid: oN, reason: oS, text: oS, since: oS, via: oS, error: oS },
+  },
+  /** The resume line typed into an agent that does not go on by itself after a limit (§19). */
+  resume_typed: {
+    by: "pass",
+    fields: { pid: oN, reason: oS, text: oS, via: oS, error: oS },
   },
   api_errors: { by: "pass", fields: activityNote },
   blocked: { by: "pass", fields: activityNote },
@@ -203,7 +218,11 @@ export const EVENTS = {
     fields: {
       kind: oS,
       error: oS,
+      /** The page, on its first failure; a retry that fails again journals a count instead. */
       page,
+      failures: oN,
+      /** Refused for good (a permanent 4xx): never sent again. */
+      permanent: oB,
       retry: oB,
       reminder: oN,
       incident: oS,

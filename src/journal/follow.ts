@@ -1,6 +1,7 @@
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { JOURNAL, parseJournalText, readEvents, rotatedName } from "./journal.js";
+import { openRegular } from "../util/fs.js";
+import { JOURNAL, JOURNAL_READ_MAX, parseJournalText, readEvents, rotatedName } from "./journal.js";
 import { type ReplayedState, replay, STATE_EVENT_TYPES } from "./replay.js";
 
 /**
@@ -29,7 +30,9 @@ export function followReplay(stateDir: string): () => ReplayedState {
     const st = statOf(path);
     const prev = statOf(previous);
     const prevMark = prev ? `${prev.ino}:${prev.size}` : "";
-    if (state === null || !st || st.ino !== ino || st.size < offset || prevMark !== rotated) {
+    // (a suffix too large to read at once is read as a whole journal is: from its end)
+    const reread = !st || st.size < offset || st.size - offset > JOURNAL_READ_MAX;
+    if (state === null || reread || st.ino !== ino || prevMark !== rotated) {
       state = replay(readEvents(stateDir, STATE_EVENT_TYPES));
       ino = st?.ino ?? -1;
       offset = st?.size ?? 0;
@@ -38,7 +41,7 @@ export function followReplay(stateDir: string): () => ReplayedState {
     }
     if (st.size === offset) return state;
     const buf = Buffer.alloc(st.size - offset);
-    const fd = openSync(path, "r");
+    const fd = openRegular(path, { noFollow: true });
     let n: number;
     try {
       n = readSync(fd, buf, 0, buf.length, offset);

@@ -1,9 +1,9 @@
-import { closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { withMutex } from "../lock/dir-lock.js";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
-import { isErrno } from "../util/fs.js";
-import { appendLines } from "../util/jsonl.js";
+import { isErrno, openRegular, openStateFile } from "../util/fs.js";
+import { appendLines, readRange } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
 import { checkEvent, type EventType, type JournalEvent, type NewEvent } from "./events.js";
 
@@ -11,6 +11,12 @@ export type { EventOf, EventType, JournalEvent, NewEvent } from "./events.js";
 
 export const JOURNAL = "journal.jsonl";
 const ROTATED_KEPT = 5;
+/**
+ * The most of one journal file read (DESIGN §18): a file larger than this (a rotation that
+ * could not happen, a hand-made file) is read from its end, so no command meets V8's string
+ * limit (512 MB) and a program is never wedged by its own journal.
+ */
+export const JOURNAL_READ_MAX = 64 * 1024 * 1024;
 
 function maxBytes(): number {
   const fromEnv = Number(process.env.SHEEPDOG_JOURNAL_MAX_BYTES);
@@ -33,7 +39,7 @@ export function appendEvent(
   const full: JournalEvent = { at: iso(now), ...event } as JournalEvent;
   const path = join(stateDir, JOURNAL);
   rotateIfLarge(stateDir, path);
-  const fd = openSync(path, "a+", 0o600);
+  const fd = openStateFile(path, "a+");
   try {
     const line = `${JSON.stringify(full)}\n`;
     if (faultArmed(`journal.torn.${event.type}`)) {
@@ -103,12 +109,30 @@ export function parseJournal(text: string): JournalEvent[] {
 
 function readOne(stateDir: string, n: number, types?: ReadonlySet<EventType>): JournalRead {
   const file = rotatedName(n);
+  let fd: number;
   try {
-    return parseJournalText(readFileSync(join(stateDir, file), "utf8"), { file, types });
+    fd = openRegular(join(stateDir, file), { noFollow: true });
   } catch (err) {
     if (isErrno(err, "ENOENT")) return { events: [], skipped: { lines: 0, first: null } };
     throw err;
   }
+  try {
+    return parseJournalText(tailText(fd, JOURNAL_READ_MAX), { file, types });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A file's text, or its last `max` bytes from the first line that starts in them (what a
+ * file too large to read whole has at its end: the newest events).
+ */
+function tailText(fd: number, max: number): string {
+  const size = fstatSync(fd).size;
+  if (size <= max) return readRange(fd, 0, size);
+  const text = readRange(fd, size - max, max);
+  const nl = text.indexOf("\n");
+  return nl < 0 ? "" : text.slice(nl + 1);
 }
 
 function addSkipped(to: SkippedLines, more: SkippedLines): void {
@@ -209,7 +233,7 @@ function rotateIfLarge(stateDir: string, path: string): void {
         .sort((a, b) => a.i - b.i)
         .map(({ e }) => JSON.stringify({ ...e, carried: true }))
         .join("\n");
-      const fd = openSync(path, "a", 0o600);
+      const fd = openStateFile(path, "a");
       try {
         writeSync(fd, `${carried}\n`);
       } finally {

@@ -98,6 +98,13 @@ export interface StartRecord {
   /** The monotonic time it was journaled at (util/mono.ts). */
   mono_ms?: number;
   boot?: string | null;
+  /**
+   * A `blocked` about this start: it waited for a person before it claimed (issue 33), and
+   * what for (the dialog's first line or the Notification's message).
+   */
+  held?: { at: string; waiting_for: string };
+  /** A `manager_stopped` of this start (it never claimed): nothing of it is left to stop. */
+  stopped?: { at: string };
 }
 
 /** A `hand_over` event. */
@@ -172,13 +179,16 @@ export interface PauseSpan {
 }
 
 /** A start's record, from its intent or from what its launch journaled. */
-function startRecord(e: EventOf<"manager_starting"> | EventOf<"manager_started">): StartRecord {
+function startRecord(
+  e: EventOf<"manager_starting" | "manager_started" | "manager_start_failed">,
+): StartRecord {
   const r: StartRecord = {
     at: e.at,
     reason: e.reason ?? "",
     planned: e.planned === true,
     launcher: e.launcher ?? "command",
   };
+  if (e.type === "manager_start_failed") return r;
   if (e.mono_ms !== undefined) r.mono_ms = e.mono_ms;
   if (e.boot !== undefined) r.boot = e.boot;
   if (e.launch_began !== undefined) r.launch_began = e.launch_began;
@@ -192,11 +202,90 @@ function startRecord(e: EventOf<"manager_starting"> | EventOf<"manager_started">
   return r;
 }
 
+/** The pid an event names, where its type has one. */
+function pidOf(e: JournalEvent): number | null {
+  return "pid" in e ? (e.pid ?? null) : null;
+}
+
+/**
+ * Whether an event names this start: its `launch_began`, else its pid (and start time) or pane.
+ * Never a start journaled after the event.
+ */
+function isAbout(e: JournalEvent, s: StartRecord): boolean {
+  if (Date.parse(e.at) < Date.parse(s.launch_began ?? s.at)) return false;
+  const began = "launch_began" in e ? e.launch_began : undefined;
+  if (began !== undefined) return began === (s.launch_began ?? s.at);
+  const pid = pidOf(e);
+  if (pid !== null && s.pid !== undefined) {
+    const startTime = "start_time" in e ? e.start_time : undefined;
+    return pid === s.pid && (startTime ?? s.start_time) === s.start_time;
+  }
+  const pane = "pane" in e ? e.pane : undefined;
+  return pane !== undefined && pane === s.pane;
+}
+
 /** Replays the events the watchdog's rules read: starts, claims, hand-overs, clears. */
 export function history(events: readonly JournalEvent[], keepManagers = 10): History {
   const r = new Replay(keepManagers);
   for (const e of events) r.apply(e);
   return r.h;
+}
+
+/**
+ * One manager's life as the journal tells it, from its start (its intent, then its launch) or
+ * its claim to how it ended: what `report` draws as one bar. The same fold as the watchdog's
+ * history matches a launch to its intent and a claim to its start, so every order of
+ * `manager_starting`, `claimed` and `manager_started` is one life.
+ */
+export interface Life {
+  /** 1-based, in the order the lives began. */
+  n: number;
+  /** Its start: the launch's record, else its intent's; null: a claim with no start seen. */
+  start: StartRecord | null;
+  /** When its launch was journaled (`manager_started`, or `manager_start_failed`). */
+  started_at: string | null;
+  claimed_at: string | null;
+  pid: number | null;
+  start_time: string | null;
+  /** How its time ended, and the event that says so; null while it holds or is starting. */
+  end: LifeEnd | null;
+}
+
+export interface LifeEnd {
+  how:
+    | "hand_over"
+    | "finished"
+    | "released"
+    | "claim_broken"
+    /** `manager_stopped`: its `decision`, `planned` and `who` say why. */
+    | "stopped"
+    /** A stand-down that left it: a dead holder's claim (`holder_state`), or a start not claimed. */
+    | "stood_down"
+    /** Another manager claimed while it held the claim, with no end journaled for it. */
+    | "replaced"
+    /** A start that never claimed, over when the next start came. */
+    | "superseded"
+    | "start_failed"
+    /** An intent whose launch was never journaled (`start_cut_short`, or the next start). */
+    | "cut_short";
+  at: string;
+  event: JournalEvent;
+}
+
+/**
+ * The lives in a journal, oldest first; `visit` sees each event with the life it concerns (a
+ * save its holder's, a start its own), or null.
+ */
+export function lifecycle(
+  events: readonly JournalEvent[],
+  visit?: (e: JournalEvent, life: Life | null) => void,
+): Life[] {
+  const r = new Replay(10, true);
+  for (const e of events) {
+    r.apply(e);
+    visit?.(e, r.touched);
+  }
+  return r.lives ?? [];
 }
 
 const MAX_UNPLANNED = 50;
@@ -229,10 +318,28 @@ class Replay {
   // Managers whose first save has been seen (a first save may carry a null fingerprint).
   private readonly saw = new WeakSet<ManagerRecord>();
 
-  constructor(private readonly keepManagers: number) {}
+  /** Every life so far, when the fold keeps them (`lifecycle`); null for the watchdog's. */
+  readonly lives: Life[] | null;
+  /** The life of the last start while it has not claimed (its intent, or its launch). */
+  private pendingLife: Life | null = null;
+  /** The life of the pending intent, until its launch is journaled (it may claim before). */
+  private intentLife: Life | null = null;
+  /** The life holding the claim. */
+  private holdingLife: Life | null = null;
+  /** The life the last event concerned, for `lifecycle`'s visitor. */
+  touched: Life | null = null;
+
+  constructor(
+    private readonly keepManagers: number,
+    keepLives = false,
+  ) {
+    this.lives = keepLives ? [] : null;
+  }
 
   apply(e: JournalEvent): void {
     const h = this.h;
+    this.touched = null;
+    if (this.lives) this.touchByPid(e);
     switch (e.type) {
       case "manager_starting":
         this.starting(e);
@@ -260,7 +367,11 @@ class Replay {
         break;
       case "claim_broken":
       case "finished":
+        this.endHolding(e.type, e);
         this.end(e.type, e.at);
+        break;
+      case "stood_down":
+        this.lifeStoodDown(e);
         break;
       case "cleared":
         // `resume` starts the no-progress count afresh: managers that already ended are done.
@@ -282,6 +393,10 @@ class Replay {
       case "api_errors":
       case "blocked":
         h.activity_events = { ...h.activity_events, [e.type]: { at: e.at, pid: e.pid ?? null } };
+        if (e.type === "blocked") this.held(e);
+        break;
+      case "manager_stopped":
+        this.stopped(e);
         break;
     }
   }
@@ -301,6 +416,12 @@ class Replay {
     h.last_start = { ...startRecord(e), intent: true };
     h.claimed_since_last_start = false;
     h.hand_over_since_last_start = null;
+    if (this.lives) {
+      this.supersedePending(e);
+      const life = this.newLife(h.last_start);
+      this.pendingLife = life;
+      this.intentLife = life;
+    }
   }
 
   /**
@@ -324,6 +445,12 @@ class Replay {
     this.countIntent();
     this.intent = null;
     this.h.last_start = { ...s, cut_short: true };
+    const life = this.intentLife;
+    this.intentLife = null;
+    if (life) {
+      this.endLife(life, "cut_short", e);
+      if (this.pendingLife === life) this.pendingLife = null;
+    }
   }
 
   private started(e: EventOf<"manager_started">): void {
@@ -349,6 +476,24 @@ class Replay {
     h.hand_over_since_last_start = null;
     h.planned_next = null;
     if (!s.planned && !counted) this.unplanned(s.at);
+    if (this.lives) this.lifeStarted(e, s, own, h.claimed_since_last_start);
+  }
+
+  /** A `blocked` about the last start, before it claimed: it waited for a person. */
+  private held(e: EventOf<"blocked">): void {
+    const s = this.h.last_start;
+    if (!s || this.h.claimed_since_last_start || !isAbout(e, s)) return;
+    if (this.pendingLife) this.touched = this.pendingLife;
+    const what = e.waiting_for ?? e.reason ?? "a person";
+    this.h.last_start = { ...s, held: { at: e.at, waiting_for: what } };
+  }
+
+  /** The last start, never claimed, was stopped (rule 13's leftover, a fence, a stand-down's). */
+  private stopped(e: EventOf<"manager_stopped">): void {
+    this.lifeStopped(e);
+    const s = this.h.last_start;
+    if (!s || this.h.claimed_since_last_start || !isAbout(e, s)) return;
+    this.h.last_start = { ...s, stopped: { at: e.at } };
   }
 
   /** A usage pause (one with a window; a person's `pause` names none: its manager may work). */
@@ -380,6 +525,7 @@ class Replay {
     // The hand-over it followed has had its start: retries are unplanned, so guarded.
     h.hand_over_since_last_start = null;
     if (!counted) this.unplanned(e.at);
+    if (this.lives) this.lifeFailed(e, counted);
     h.last_failed_start = { at: e.at, launcher: e.launcher ?? "command", reason: e.reason ?? "" };
   }
 
@@ -394,6 +540,7 @@ class Replay {
     h.claimed_since_last_start = true;
     this.lastClaimAt = e.at;
     h.last_failed_start = null;
+    if (this.lives) this.lifeClaimed(e);
     this.end("replaced", e.at);
     const open: ManagerRecord = {
       pid: e.pid,
@@ -434,6 +581,7 @@ class Replay {
       mine.hand_over_progress = e.progress ?? null;
       this.end("hand_over", e.at);
     }
+    this.endHolding("hand_over", e);
   }
 
   private released(e: EventOf<"released">): void {
@@ -441,7 +589,149 @@ class Replay {
     const hand = this.h.hand_over_since_last_start;
     if (hand && hand.start_time === null && hand.pid !== null && e.pid === hand.pid)
       hand.start_time = e.start_time ?? null;
+    this.endHolding("released", e);
     this.end(e.type, e.at);
+  }
+
+  // ---- lives (`lifecycle`): one per manager, from the same matches as the history above ----
+
+  private newLife(start: StartRecord | null): Life {
+    const lives = this.lives as Life[];
+    const life: Life = {
+      n: lives.length + 1,
+      start,
+      started_at: null,
+      claimed_at: null,
+      pid: start?.pid ?? null,
+      start_time: start?.start_time ?? null,
+      end: null,
+    };
+    lives.push(life);
+    this.touched = life;
+    return life;
+  }
+
+  private endLife(life: Life, how: LifeEnd["how"], e: JournalEvent): void {
+    this.touched = life;
+    if (life.end) return;
+    life.end = { how, at: e.at, event: e };
+    if (this.holdingLife === life) this.holdingLife = null;
+    if (this.pendingLife === life) this.pendingLife = null;
+  }
+
+  /** The holder's life, for an event about it: its pid's, or any holder's when it names none. */
+  private holderOf(e: JournalEvent): Life | null {
+    const life = this.holdingLife;
+    const pid = pidOf(e);
+    return life && (pid === null || pid === life.pid) ? life : null;
+  }
+
+  /** An event naming the holder's pid concerns its life (saves, nudges, notes). */
+  private touchByPid(e: JournalEvent): void {
+    const pid = pidOf(e);
+    if (pid !== null && this.holdingLife?.pid === pid) this.touched = this.holdingLife;
+  }
+
+  private endHolding(how: LifeEnd["how"], e: JournalEvent): void {
+    if (!this.lives) return;
+    const life = this.holderOf(e);
+    if (life) this.endLife(life, how, e);
+  }
+
+  /** A start that never claimed is over when the next comes (an intent with no launch: cut short). */
+  private supersedePending(e: JournalEvent): void {
+    const pending = this.pendingLife;
+    if (!pending) return;
+    this.endLife(pending, pending.started_at === null ? "cut_short" : "superseded", e);
+    if (this.intentLife === pending) this.intentLife = null;
+  }
+
+  private lifeStarted(e: JournalEvent, s: StartRecord, own: boolean, claimedSince: boolean): void {
+    const intent = own ? this.intentLife : null;
+    this.intentLife = null;
+    // Its own intent's life, whether it claimed meanwhile (the tmux and herdr launchers journal
+    // the start once the prompt arrived) or not.
+    let life = intent;
+    if (!life) {
+      this.supersedePending(e);
+      // A claim since this launch began, with no start of its own: this start's manager.
+      const holder = this.holdingLife;
+      if (claimedSince && holder && holder.start === null) life = holder;
+    }
+    if (!life) {
+      life = this.newLife(s);
+      this.pendingLife = life;
+    }
+    life.start = s;
+    life.started_at = e.at;
+    if (life.claimed_at === null) {
+      life.pid = s.pid ?? life.pid;
+      life.start_time = s.start_time ?? life.start_time;
+    }
+    this.touched = life;
+  }
+
+  private lifeFailed(e: EventOf<"manager_start_failed">, counted: boolean): void {
+    const intent = this.intentLife;
+    this.intentLife = null;
+    // One that claimed first has its life: the failure ends nothing.
+    if (intent && counted) {
+      this.touched = intent;
+      return;
+    }
+    if (intent && !intent.end) {
+      intent.started_at = e.at;
+      this.endLife(intent, "start_failed", e);
+      return;
+    }
+    this.supersedePending(e);
+    const life = this.newLife(null);
+    life.started_at = e.at;
+    life.start = { ...startRecord(e), planned: false };
+    this.endLife(life, "start_failed", e);
+  }
+
+  private lifeClaimed(e: EventOf<"claimed">): void {
+    const pid = e.pid;
+    const holder = this.holdingLife;
+    if (holder && holder.pid === pid && (e.start_time ?? holder.start_time) === holder.start_time) {
+      this.touched = holder;
+      return;
+    }
+    if (holder) this.endLife(holder, "replaced", e);
+    const life = this.pendingLife ?? this.newLife(null);
+    this.pendingLife = null;
+    life.claimed_at = e.at;
+    life.pid = pid;
+    life.start_time = e.start_time ?? null;
+    this.holdingLife = life;
+    this.touched = life;
+  }
+
+  private lifeStopped(e: EventOf<"manager_stopped">): void {
+    if (!this.lives) return;
+    const who = e.who;
+    const holder = who === "leftover" ? null : this.holderOf(e);
+    if (holder && (who === "holder" || e.pid !== undefined)) {
+      this.endLife(holder, "stopped", e);
+      return;
+    }
+    const pending = this.pendingLife;
+    if (pending?.start && isAbout(e, pending.start)) this.endLife(pending, "stopped", e);
+  }
+
+  /**
+   * A stand-down ends the life of a holder it found dead (`holder_state`; its claim is left for
+   * the start after `resume`), and a start's that never claimed: nothing starts until then. A
+   * holder left alive (an auth stand-down) goes on.
+   */
+  private lifeStoodDown(e: EventOf<"stood_down">): void {
+    if (!this.lives) return;
+    const state = e.holder_state;
+    const holder = this.holdingLife;
+    if (holder && state !== undefined && ["dead", "reused", "unreadable"].includes(state))
+      this.endLife(holder, "stood_down", e);
+    if (this.pendingLife) this.endLife(this.pendingLife, "stood_down", e);
   }
 
   /** The open manager's time ended, and how. */

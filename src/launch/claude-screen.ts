@@ -69,7 +69,7 @@ function belowLastRule(screen: string): string {
  * herdr #4064), which is no dialog. An unreadable screen cannot rule a dialog out.
  */
 export function showsDialog(screen: string | null): boolean {
-  if (screen === null || isTrustDialog(screen)) return true;
+  if (screen === null || isTrustDialog(screen) || dialogOnScreen(screen) !== null) return true;
   const text = screen.toLowerCase();
   const form = belowLastRule(text);
   if (/esc to cancel/.test(form) && /enter to confirm|enter to select/.test(form)) return true;
@@ -77,6 +77,47 @@ export function showsDialog(screen: string | null): boolean {
   return (
     /do you want to proceed\?/.test(text) && /^\s*❯?\s*(?:[1-3]\.\s*)?(?:yes|no)\b/m.test(text)
   );
+}
+
+/** Lines a dialog's footer or options have (below the last rule), and no input box has. */
+const DIALOG_MARKS = [
+  /esc to cancel/i,
+  /enter to (?:confirm|select)/i,
+  /^\s*❯\s*\d+\.\s/m,
+  /do you want to proceed\?/i,
+];
+
+/** Whether the screen shows Claude's input box: a `❯` line between two full-width rules. */
+function hasInputBox(lines: readonly string[]): boolean {
+  for (let i = 0; i + 2 < lines.length; i++)
+    if (isRule(lines[i]) && /^\s*❯/.test(lines[i + 1] as string) && isRule(lines[i + 2]))
+      return true;
+  return false;
+}
+
+/**
+ * The dialog a Claude Code screen is held at, as its first line (say "Auto mode can't check
+ * actions in this session", "Bash command", "Accessing workspace:"), or null when it shows none.
+ * A dialog is drawn under the screen's last full-width rule in place of the input box, with a
+ * footer or options no input box has ("Esc to cancel", "Enter to confirm", "❯ 1. Yes", "Do you
+ * want to proceed?"); the input box's own footer may say "Esc to cancel" too (a usage limit's
+ * "Continuing automatically at … · Esc to cancel"), so a screen that shows the box is no dialog.
+ * Screens as 2.1.328 and 2.1.332 draw them (test/fixtures/claude-2.1.3*\/screens/).
+ */
+export function dialogOnScreen(screen: string): string | null {
+  const lines = screen.split("\n").map((l) => l.trimEnd());
+  if (hasInputBox(lines)) return null;
+  let last = -1;
+  for (let i = lines.length - 1; i >= 0; i--)
+    if (isRule(lines[i])) {
+      last = i;
+      break;
+    }
+  const below = lines.slice(last + 1);
+  const text = below.join("\n");
+  if (!DIALOG_MARKS.some((re) => re.test(text))) return null;
+  const first = below.find((l) => l.trim() !== "" && !/^[╌─\s]+$/.test(l));
+  return first ? first.trim() : "a dialog";
 }
 
 /**

@@ -1,13 +1,14 @@
 import { spawn } from "node:child_process";
-import { closeSync, fchmodSync, openSync } from "node:fs";
+import { closeSync, fchmodSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { which } from "../install/target.js";
 import { launchEnv, managerEnv } from "./env.js";
+import { exitText, logLine, MANAGER_LOG, openManagerLog } from "./manager-log.js";
 import { transientScope } from "./transient.js";
 import { fillPlaceholders, type Launched, type Launcher, startedProcess } from "./types.js";
 
-export const MANAGER_LOG = "manager.log";
+export { MANAGER_LOG };
 
 /**
  * The `command` launcher (DESIGN §7): the configured argv, placeholders filled, spawned
@@ -35,8 +36,9 @@ export const launcher: Launcher = {
       throw new RuntimeFailure(
         `manager.command ${JSON.stringify(file)}: cannot start: spawn ${file} ENOENT`,
       );
-    const log = openSync(join(program.stateDir, MANAGER_LOG), "a", 0o600);
+    const log = openManagerLog(program.stateDir);
     fchmodSync(log, 0o600); // an older log may have been made with a wider mode
+    const path = join(program.stateDir, MANAGER_LOG);
     try {
       const [exe, ...argv] = scope ? [...scope.prefix, file, ...args] : [file, ...args];
       const child = spawn(exe as string, argv, {
@@ -49,12 +51,17 @@ export const launcher: Launcher = {
         child.once("spawn", resolve);
         child.once("error", reject);
       }).catch((err: Error) => {
+        logLine(log, `could not start (launcher command): ${err.message}; why: ${reason}`);
         throw new RuntimeFailure(
           `manager.command ${JSON.stringify(file)}: cannot start: ${err.message}`,
         );
       });
-      child.unref();
       const pid = child.pid as number;
+      // The header divides the log by start; the exit status follows it when this process
+      // is still there to see the child end (a resident watch; a tick whose child died at once).
+      logLine(log, `started pid ${pid} (launcher command): ${reason}`);
+      child.once("exit", (code, signal) => logLine(path, exitText(pid, code, signal)));
+      child.unref();
       return {
         launcher: "command",
         pid,

@@ -1,4 +1,9 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
+import { CONFIG_FILE } from "../config/files.js";
+import { allProgramRoots } from "../config/resolve.js";
+import { programFolderProblems } from "../state/dir.js";
 
 /**
  * The variables that must never reach a manager: the one named by `page.ntfy.token_env` holds
@@ -7,7 +12,33 @@ import type { ProgramContext } from "../config/context.js";
  */
 export function secretVars(program: ProgramContext): string[] {
   const name = program.config.page?.ntfy?.token_env;
-  return name ? [name] : [];
+  return [...new Set([...(name ? [name] : []), ...everyTokenEnv()])];
+}
+
+let others: string[] | null = null;
+/**
+ * The `page.ntfy.token_env` of every program under $SHEEPDOG_HOME (DESIGN §18): under `tick
+ * --all` or `watch --all` one process starts every program's manager, and program A's manager
+ * must not inherit program B's token either. Only folders that are the user's own count: a
+ * planted program.json must not strip PATH from every manager. Read once a process.
+ */
+function everyTokenEnv(): string[] {
+  if (others) return others;
+  const found = new Set<string>();
+  for (const root of allProgramRoots()) {
+    if (programFolderProblems(root).length > 0) continue;
+    try {
+      const raw = JSON.parse(readFileSync(join(root, CONFIG_FILE), "utf8")) as {
+        page?: { ntfy?: { token_env?: unknown } };
+      };
+      const name = raw?.page?.ntfy?.token_env;
+      if (typeof name === "string" && name) found.add(name);
+    } catch {
+      // a program.json that does not parse names no variable
+    }
+  }
+  others = [...found];
+  return others;
 }
 
 function without<T extends Record<string, string | undefined>>(env: T, names: string[]): T {

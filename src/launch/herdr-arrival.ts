@@ -117,6 +117,8 @@ export interface ArrivalWait {
   env?: NodeJS.ProcessEnv;
   /** Other proof that the prompt arrived, looked at on every poll (the manager's claim). */
   otherwise?: () => boolean;
+  /** The agent's own look at its transcripts (a Codex rollout), instead of Claude's folder. */
+  check?: () => boolean;
   pollMs?: number;
 }
 
@@ -128,7 +130,8 @@ export async function waitForArrival(w: ArrivalWait): Promise<"transcript" | "ot
   const deadline = Date.now() + w.timeoutMs;
   const pollMs = w.pollMs ?? 250;
   for (;;) {
-    if (promptArrived(w.seat, w.cwd, w.prompt, w.sinceMs, w.env)) return "transcript";
+    const found = w.check ? w.check() : promptArrived(w.seat, w.cwd, w.prompt, w.sinceMs, w.env);
+    if (found) return "transcript";
     if (w.otherwise?.()) return "otherwise";
     if (Date.now() >= deadline) return null;
     await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(1, deadline - Date.now()))));

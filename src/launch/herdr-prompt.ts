@@ -31,6 +31,8 @@ export interface Arrival {
   env: NodeJS.ProcessEnv;
   /** The program's state folder: a claim there since `sinceMs` proves the prompt arrived. */
   stateDir: string;
+  /** The agent's own look for the prompt in its transcripts (DESIGN §19), when it has one. */
+  arrived?: (prompt: string, sinceMs: number) => boolean;
 }
 
 /**
@@ -140,6 +142,7 @@ export async function promptUntilArrived(
       timeoutMs: t.arrivalMs,
       env: at.env,
       otherwise: () => holdsClaim(at),
+      ...(at.arrived ? { check: () => at.arrived?.(prompt, at.sinceMs) === true } : {}),
     });
     return how !== null;
   };

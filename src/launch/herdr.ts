@@ -4,11 +4,13 @@
 // the manager's claim), and the agent's pid from the pane's process info so it is stopped by
 // exact pid like the other launchers' managers.
 import { join } from "node:path";
+import { AGENT_FACTS, agentKindOf } from "../agent/kinds.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure } from "../errors.js";
 import { which } from "../install/target.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv, projectDirOf } from "../usage/transcript.js";
+import { agentStart } from "./agent-start.js";
 import { screenTail } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv } from "./env.js";
 import { managerClaimed } from "./herdr-claimed.js";
@@ -58,11 +60,12 @@ export function freeAgentName(base: string, taken: ReadonlySet<string>): string 
 
 function settingsOf(program: ProgramContext) {
   const h = program.config.manager.herdr;
+  const d = AGENT_FACTS[agentKindOf(program.config)].launch.herdr;
   return {
     workspace: h?.workspace ?? program.name,
     agent: h?.agent ?? "manager",
-    kind: h?.kind ?? "claude",
-    args: h?.args ?? [],
+    kind: h?.kind ?? d.kind,
+    args: h?.args ?? [...d.args],
     acceptTrustDialog: h?.accept_trust_dialog === true,
   };
 }
@@ -178,11 +181,16 @@ export async function startHerdr(
   const reason = oneLine(req.reason);
   const prompt = oneLine(req.prompt);
   // The transcript folder is named as the manager names it: its manager.env may rename it.
+  const seat = seatOf(program.config);
+  const transcriptEnv = managerTranscriptEnv(program.config.manager.env);
+  const agent = agentStart(program.config);
   const at: Arrival = {
-    seat: seatOf(program.config),
+    seat,
     sinceMs,
-    env: managerTranscriptEnv(program.config.manager.env),
+    env: transcriptEnv,
     stateDir: program.stateDir,
+    arrived: (text: string, since: number) =>
+      agent.promptArrived(seat, { root, env: transcriptEnv }, text, since),
   };
 
   let workspace: string | undefined;

@@ -1,17 +1,16 @@
 // The tmux launcher (DESIGN §7): a new window in a named session, running the configured argv.
-import { runsClaude } from "../config/claude-argv.js";
+import { AGENT_FACTS, agentKindOf } from "../agent/kinds.js";
 import type { ProgramContext } from "../config/context.js";
 import { RuntimeFailure, UsageError } from "../errors.js";
 import { identityOf } from "../process/identity.js";
 import { firstLine, runTool, type ToolResult } from "../process/run-tool.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv } from "../usage/transcript.js";
+import { type AgentStart, agentStart } from "./agent-start.js";
 import { KEY_SETTLE_MS } from "./claude-screen.js";
 import { envMs, launchEnv, managerEnv, secretVars } from "./env.js";
-import { promptArrived } from "./herdr-arrival.js";
 import { managerClaimed } from "./herdr-claimed.js";
 import { StartFailed } from "./start-failed.js";
-import { watchClaudeStart } from "./tmux-claude.js";
 import { transientScope } from "./transient.js";
 import {
   fillPlaceholders,
@@ -22,7 +21,6 @@ import {
 } from "./types.js";
 
 const TMUX_TIMEOUT_MS = 15_000;
-const DEFAULT_COMMAND = ["claude", "{prompt}"];
 
 /**
  * `-L NAME` when `$SHEEPDOG_TMUX_SOCKET` names a socket: tests (and anyone keeping managers
@@ -57,7 +55,8 @@ export function sessionOf(program: ProgramContext): string {
 /** The argv the window runs, placeholders filled, each one still a separate argument. */
 export function commandOf(req: LaunchRequest): string[] {
   const { program } = req;
-  const argv = program.config.manager.tmux?.command ?? DEFAULT_COMMAND;
+  const argv =
+    program.config.manager.tmux?.command ?? AGENT_FACTS[agentKindOf(program.config)].launch.tmux;
   const vars = {
     prompt: req.prompt,
     reason: req.reason,
@@ -73,20 +72,33 @@ export function commandOf(req: LaunchRequest): string[] {
  * Makes the session if absent. tmux is run without the page token in its environment (a
  * server it starts keeps that environment for every pane), and the session is told to remove
  * the token variable from every process it starts, for a server that was started elsewhere
- * with it set.
+ * with it set. A session it makes has a first window of its own (a shell): its id is returned,
+ * so the start can close it once the manager's window is there (issue 33: no stray `0: bash`).
  */
 async function ensureSession(
   program: ProgramContext,
   session: string,
-): Promise<string | undefined> {
+): Promise<{ unit?: string; firstWindow?: string }> {
   let unit: string | undefined;
+  let firstWindow: string | undefined;
   const env = launchEnv(program);
   const has = await tmux(["has-session", "-t", `=${session}`], env);
   if (has.spawnError || has.timedOut) throw failure("has-session", has);
   if (has.code !== 0) {
     // A server this starts outlives the tick: under systemd, in a scope of its own.
     const scope = await transientScope(program.name, "tmux", env);
-    const args = [...socketArgs(), "new-session", "-d", "-s", session, "-c", program.root];
+    const args = [
+      ...socketArgs(),
+      "new-session",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "-s",
+      session,
+      "-c",
+      program.root,
+    ];
     const made = scope
       ? await runTool(scope.prefix[0] as string, [...scope.prefix.slice(1), "tmux", ...args], {
           timeoutMs: TMUX_TIMEOUT_MS,
@@ -97,13 +109,17 @@ async function ensureSession(
       // Another start may have made it meanwhile: that is as good.
       const again = await tmux(["has-session", "-t", `=${session}`], env);
       if (again.code !== 0) throw failure(`new-session -s ${session}`, made);
-    } else unit = scope?.unit;
+    } else {
+      unit = scope?.unit;
+      const id = /@\d+/.exec(made.stdout)?.[0];
+      if (id) firstWindow = id;
+    }
   }
   for (const name of secretVars(program)) {
     const r = await tmux(["set-environment", "-t", `=${session}`, "-r", name], env);
     if (r.code !== 0) throw failure(`set-environment -t ${session} -r ${name}`, r);
   }
-  return unit;
+  return { ...(unit ? { unit } : {}), ...(firstWindow ? { firstWindow } : {}) };
 }
 
 async function start(req: LaunchRequest): Promise<Launched> {
@@ -111,7 +127,7 @@ async function start(req: LaunchRequest): Promise<Launched> {
   const session = sessionOf(program);
   const argv = commandOf(req);
   const sinceMs = req.launchBegan;
-  const unit = await ensureSession(program, session);
+  const { unit, firstWindow } = await ensureSession(program, session);
   const env = managerEnv(program);
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   // tmux gives a new window the PATH of the client that asked for it, whatever `-e` says.
@@ -135,6 +151,8 @@ async function start(req: LaunchRequest): Promise<Launched> {
     clientEnv,
   );
   if (r.code !== 0) throw failure(`new-window in session ${session}`, r);
+  // The session's first window, made with it, has done its part: the manager's window holds it.
+  if (firstWindow) await tmux(["kill-window", "-t", firstWindow]).catch(() => {});
   const m = /^(%\d+) (@\d+) (\d+)\s*$/.exec(r.stdout);
   if (!m)
     throw new RuntimeFailure(
@@ -150,16 +168,22 @@ async function start(req: LaunchRequest): Promise<Launched> {
     ...startedProcess(pid),
     ...(unit ? { unit } : {}),
   };
-  if (runsClaude(argv)) await pastClaudeDialogs(req, launched, sinceMs);
+  const agent = agentStart(program.config);
+  if (agent.runsIn(argv)) await pastDialogs(req, launched, sinceMs, agent);
   return launched;
 }
 
 /**
- * Claude Code in the new window: watched until its prompt arrives (DESIGN §7). A start held
- * at a dialog, or whose prompt never arrives, has its window closed and fails with the screen,
+ * The agent in the new window: watched until its prompt arrives (DESIGN §7). A start held at
+ * a dialog, or whose prompt never arrives, has its window closed and fails with the screen,
  * unless its manager claimed meanwhile: then it is a success whatever the screen said.
  */
-async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs: number) {
+async function pastDialogs(
+  req: LaunchRequest,
+  launched: Launched,
+  sinceMs: number,
+  agent: AgentStart,
+) {
   const { program } = req;
   const pane = launched.pane as string;
   const claim = { stateDir: program.stateDir, sinceMs };
@@ -171,7 +195,7 @@ async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs
   const transcriptEnv = managerTranscriptEnv(program.config.manager.env);
   const claimed = () => managerClaimed(claim, proc);
   try {
-    await watchClaudeStart({
+    await agent.watchStart({
       read: async () => {
         // A pane kept after its process ended (remain-on-exit) still shows its last screen.
         const dead = await tmux(["display-message", "-p", "-t", pane, "#{pane_dead}"]);
@@ -184,7 +208,12 @@ async function pastClaudeDialogs(req: LaunchRequest, launched: Launched, sinceMs
         if (s.code !== 0) throw failure(`send-keys -t ${pane} ${key}`, s);
       },
       arrived: () =>
-        promptArrived(seat, program.root, req.prompt, sinceMs, transcriptEnv) || claimed(),
+        agent.promptArrived(
+          seat,
+          { root: program.root, env: transcriptEnv },
+          req.prompt,
+          sinceMs,
+        ) || claimed(),
       acceptTrustDialog: program.config.manager.tmux?.accept_trust_dialog === true,
       root: program.root,
       startMs: envMs("SHEEPDOG_TMUX_START_MS", 60_000),
@@ -232,8 +261,9 @@ async function screen(_program: ProgramContext, launched: Launched): Promise<str
 }
 
 /**
- * The nudge: the text typed literally, Enter once it shows in Claude's input box (Enter sent
- * with the text can land before the composer has it), by the pane the start made.
+ * The nudge (and the resume line after a usage pause): the text typed literally, Enter once it
+ * shows in the agent's input box (Enter sent with the text can land before the composer has
+ * it; Codex 0.171.0 takes an Enter in the typed burst as a newline), by the pane the start made.
  */
 async function nudge(_program: ProgramContext, launched: Launched, text: string) {
   const pane = await ownPane(launched);

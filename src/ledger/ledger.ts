@@ -21,6 +21,25 @@ export interface LedgerResult {
   notices: string[];
 }
 
+/** The pathspec that leaves every `.sheepdog/` folder, at any depth, out of a ledger commit. */
+const STATE_EXCLUDE = ":(exclude,glob)**/.sheepdog/**";
+
+/**
+ * The state files a ledger repo tracks (DESIGN §18: `check` refuses such a ledger): every
+ * path under a `.sheepdog/` folder in its index, or why they could not be listed.
+ */
+export async function trackedStateFiles(
+  cfg: LedgerConfig,
+  root: string,
+): Promise<{ repo: string; files: string[] } | { repo: string; error: string }> {
+  const repo = resolve(root, cfg.repo);
+  const problem = await notALedger(repo);
+  if (problem) return { repo, error: problem };
+  const r = await git(["ls-files", "-z", "--", ":(glob)**/.sheepdog/**"], { cwd: repo });
+  if (r.code !== 0) return { repo, error: gitFailure(r, "ledger: git ls-files failed") };
+  return { repo, files: r.stdout.split("\0").filter(Boolean) };
+}
+
 /** The first porcelain status line a push printed for its ref (`!\tsrc:dst\t[rejected] (…)`). */
 function pushLine(r: GitResult): string | undefined {
   return r.stdout.split("\n").find((l) => /^[ +\-*=!]\t/.test(l));
@@ -82,7 +101,10 @@ async function commitChanges(
   repo: string,
   message: string,
 ): Promise<{ committed: boolean } | string> {
-  const add = await git(["add", "-A"], { cwd: repo });
+  // Every change but sheepdog's state folders (DESIGN §18): the claim, the heartbeat, the
+  // journal and evidence never leave the host, even where the ledger repo is the program root
+  // and a .sheepdog/ was committed before its .gitignore existed.
+  const add = await git(["add", "-A", "--", ".", STATE_EXCLUDE], { cwd: repo });
   if (add.code !== 0) return gitFailure(add, "ledger: git add -A failed");
   // Exit 1 means something is staged; 0 means nothing changed (fine: there may still be an
   // earlier commit to push).

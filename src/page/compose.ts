@@ -60,6 +60,11 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** A screen cut to its last `max` characters: a dialog's question and options are at its end. */
+function screenEnd(screen: string, max: number): string {
+  return screen.length > max ? `…${screen.slice(screen.length - max + 1)}` : screen;
+}
+
 /**
  * A `manager_stopped` is paged only when the watchdog stopped a stuck manager (rule 9,
  * `decision: "restart_stuck"`) as an incident: a planned stop (a manager left running past a
@@ -118,6 +123,8 @@ interface PageInput<K extends PageKind> {
   arg: string;
   why: string | null;
   now: number;
+  /** Whether a screen an event carries may go into the page (`page.screen`, default true). */
+  screen: boolean;
 }
 
 /**
@@ -127,18 +134,25 @@ interface PageInput<K extends PageKind> {
 export function composePage(
   kind: PageKind,
   e: JournalEvent,
-  program: { name: string; arg: string },
+  program: { name: string; arg: string; screen?: boolean },
   now: number,
 ): Page {
   if (e.type !== PAGED_FROM[kind]) throw new Error(`a ${kind} page is not made from ${e.type}`);
   const compose = composers[kind] as (p: PageInput<PageKind>) => Page;
   return compose({
     e: e as EventOf<PagedFrom[PageKind]>,
+    screen: program.screen !== false,
     name: program.name,
     arg: program.arg,
     why: reasonOf(e),
     now,
   });
+}
+
+/** The screen an event carries, unless `page.screen: false` keeps screens off the phone. */
+function screenOf(e: { screen?: string }, allowed: boolean): string | null {
+  if (!allowed || !e.screen?.trim()) return null;
+  return e.screen.trimEnd();
 }
 
 /** One composer per kind of page. */
@@ -212,15 +226,29 @@ const composers: { [K in PageKind]: (p: PageInput<K>) => Page } = {
       tags: ["warning"],
     };
   },
-  blocked: ({ e, name, arg, why }) => {
+  blocked: ({ e, name, arg, why, screen: allowed }) => {
     const pid = e.pid !== undefined ? ` (pid ${e.pid})` : "";
-    const screen = e.screen?.trim() ? e.screen.trimEnd() : null;
+    const screen = screenOf(e, allowed);
+    // Held before its claim (rule 12): replaced after claim_grace, and every start alike until
+    // the cause is fixed; doctor names the permission setting when that is it.
+    if (e.waiting_for !== undefined)
+      return {
+        title: `${name}: a starting manager waits for a person`,
+        message: lines(
+          `The manager${pid} sheepdog started for ${name} waits for a person before it has claimed: ${e.waiting_for}. It is replaced once claim_grace has passed, and every new start will wait the same way until the cause is fixed.`,
+          why && `Evidence: ${why}`,
+          screen && `The screen shows:\n${screenEnd(screen, 1500)}`,
+          `See: sheepdog doctor --program ${arg}`,
+        ),
+        priority: 4,
+        tags: ["raising_hand"],
+      };
     return {
       title: `${name}: the manager waits for a person`,
       message: lines(
         `The manager${pid} of ${name} is held at a prompt only a person can answer. sheepdog does not restart it before stale_after.`,
         why && `Evidence: ${why}`,
-        screen && `The screen shows:\n${clip(screen, 1500)}`,
+        screen && `The screen shows:\n${screenEnd(screen, 1500)}`,
         `See: sheepdog status --program ${arg}`,
       ),
       priority: 4,
@@ -283,14 +311,14 @@ const composers: { [K in PageKind]: (p: PageInput<K>) => Page } = {
       tags: ["warning", "pause_button"],
     };
   },
-  start_failed: ({ e, name, arg, why }) => {
-    const screen = e.screen?.trim() ? e.screen.trimEnd() : null;
+  start_failed: ({ e, name, arg, why, screen: allowed }) => {
+    const screen = screenOf(e, allowed);
     return {
       title: `${name}: the manager did not start`,
       message: lines(
         `sheepdog could not start a manager of ${name}; it tries again on the next tick, and stands down after repeated failures.`,
         why && `Reason: ${why}`,
-        screen && `The screen showed:\n${clip(screen, 1500)}`,
+        screen && `The screen showed:\n${screenEnd(screen, 1500)}`,
         `See: sheepdog journal --program ${arg}`,
       ),
       priority: 4,
@@ -328,7 +356,7 @@ export function composeReminder(
   standDown: EventOf<"stood_down">,
   n: number,
   of: number,
-  program: { name: string; arg: string },
+  program: { name: string; arg: string; screen?: boolean },
   now: number,
 ): Page {
   const first = composePage("stood_down", standDown, program, now);

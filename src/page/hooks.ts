@@ -43,7 +43,11 @@ export async function afterEvents(
         policy: program.policy,
         now,
         tick: opts.tick === true,
-        program: { name: program.name, arg: programArg(program.name, program.root) },
+        program: {
+          name: program.name,
+          arg: programArg(program.name, program.root),
+          screen: page.screen,
+        },
       });
       const attempts = withIncidents({
         program,
@@ -69,7 +73,7 @@ export async function afterEvents(
     // A failed tick must turn the outside dead-man's switch red, not keep it green (DESIGN §6).
     const failed = events.some((e) => e.type === "tick_failed");
     const failure = await pingHeartbeat(failed ? failUrl(page.heartbeat_url) : page.heartbeat_url);
-    if (failure) journal({ type: "heartbeat_failed", error: failure });
+    if (failure) journal({ type: "heartbeat_failed", error: failure }); // by its origin only
   }
   return out;
 }
@@ -115,11 +119,18 @@ async function send(
         ...(answer.copy_dropped ? { copy_dropped: true } : {}),
       });
     } catch (err) {
+      const status = err instanceof PageError ? err.status : null;
+      const permanent = err instanceof PageError && err.permanent;
+      // The page itself is journaled with its first failure only; a retry that fails again
+      // journals how many times it has (DESIGN §18). A permanent 4xx is journaled once, and
+      // never sent again.
       journal({
         type: "page_failed",
         kind: a.kind,
         error: scrub((err as Error).message, token),
-        page: a.page,
+        ...(status !== null ? { status } : {}),
+        ...(a.retry ? { failures: (a.failures ?? 1) + 1 } : { page: a.page }),
+        ...(permanent ? { permanent: true } : {}),
         ...extra,
       });
     }

@@ -60,6 +60,20 @@ export class PageError extends Error {
     super(message);
     this.name = "PageError";
   }
+
+  /** The HTTP status the server answered, or null (no answer: down, timed out, a bad token file). */
+  get status(): number | null {
+    return this.answer?.status ?? null;
+  }
+
+  /**
+   * A 4xx that sending again cannot cure (a bad token, a refused topic, a body too large): not
+   * retried (DESIGN §18). 408, 425 and 429 say "later", and are.
+   */
+  get permanent(): boolean {
+    const s = this.status;
+    return s !== null && s >= 400 && s < 500 && ![408, 425, 429].includes(s);
+  }
 }
 
 /** ntfy's error `code` (`{"code":40018,"http":400,…}`, server/errors.go), or null. */
@@ -201,9 +215,27 @@ export async function pingHeartbeat(
     const res = await fetch(url, { method: "GET", signal: AbortSignal.timeout(timeoutMs) });
     await res.arrayBuffer().catch(() => undefined);
     if (!res.ok)
-      return `${url} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`;
+      return `${shownUrl(url)} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`;
     return null;
   } catch (err) {
-    return `${url}: ${describeNetworkError(err)}`;
+    return `${shownUrl(url)}: ${scrubUrl(describeNetworkError(err), url)}`;
   }
+}
+
+/**
+ * A heartbeat URL as it may be journaled or printed (DESIGN §18): its origin, the path (the
+ * check's secret key) left out.
+ */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.pathname === "/" && !u.search ? u.origin : `${u.origin}/…`;
+  } catch {
+    return "(an invalid URL)";
+  }
+}
+
+/** A network error's text without the URL in it, should Node's message ever quote it. */
+function scrubUrl(text: string, url: string): string {
+  return text.split(url).join(shownUrl(url));
 }

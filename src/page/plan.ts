@@ -22,6 +22,25 @@ export interface Attempt {
   retry?: true;
   /** The Nth reminder of the current stand-down. */
   reminder?: number;
+  /** A retry: how many times the page has failed so far. */
+  failures?: number;
+}
+
+/** The first retry of a failed page waits this long; each after it twice as long… */
+export const RETRY_FIRST_MS = 5 * 60_000;
+/** …up to this (DESIGN §18: a failing server is not sent every page at every tick). */
+export const RETRY_MAX_MS = 60 * 60_000;
+
+/** How long after its `failures`-th failure a page is tried again: 5 min, 10, 20, 40, then 1 h. */
+export function retryDelay(failures: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, Math.min(failures, 20) - 1));
+}
+
+/** A page that failed and is still to be delivered: how often, and when it last failed. */
+export interface Failures {
+  count: number;
+  at: string;
+  error: string;
 }
 
 /** A kind a sent page has: a kind of event's, or an incident's close (`recovered`). */
@@ -35,8 +54,13 @@ export interface PageHistory {
   lastPaged: Map<SentKind, EventOf<"paged">>;
   /** Newest `paged` of each kind that still holds back a repeat (a resume ends it for stand-downs). */
   cooling: Map<SentKind, EventOf<"paged">>;
-  /** Per kind, the newest `page_failed` (with its page) that no `paged` of that kind followed. */
+  /**
+   * Per kind, the newest `page_failed` carrying its page that no `paged` of that kind followed
+   * and that was not given up (a permanent 4xx).
+   */
   pending: Map<SentKind, EventOf<"page_failed"> & { page: Page }>;
+  /** Per pending kind: how many times it has failed (retries journal a count, not the page). */
+  failures: Map<SentKind, Failures>;
   state: ReplayedState;
   /** Reminders delivered since the current stand-down began. */
   remindersSent: number;
@@ -46,6 +70,7 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
   const lastPaged = new Map<SentKind, EventOf<"paged">>();
   const cooling = new Map<SentKind, EventOf<"paged">>();
   const pending = new Map<SentKind, EventOf<"page_failed"> & { page: Page }>();
+  const failures = new Map<SentKind, Failures>();
   const state = replay(journal);
   const standDownAt = state.stoodDown ? journal.indexOf(state.stoodDown) : -1;
   let remindersSent = 0;
@@ -61,14 +86,27 @@ export function pageHistory(journal: readonly JournalEvent[]): PageHistory {
       lastPaged.set(e.kind, e);
       cooling.set(e.kind, e);
       pending.delete(e.kind);
+      failures.delete(e.kind);
       if (e.kind === "stood_down" && standDownAt >= 0 && i > standDownAt && e.reminder)
         remindersSent++;
-    } else if (e.type === "page_failed" && isSentKind(e.kind) && e.page) {
-      // The page as it was sent (its actions are page/ntfy.ts's own shape).
-      pending.set(e.kind, { ...e, page: e.page as unknown as Page });
+    } else if (e.type === "page_failed" && isSentKind(e.kind)) {
+      const error = e.error ?? "";
+      if (e.permanent === true) {
+        // a server that refused it for good: journaled once, never sent again
+        pending.delete(e.kind);
+        failures.delete(e.kind);
+      } else if (e.page) {
+        // The page as it was sent (its actions are page/ntfy.ts's own shape).
+        pending.set(e.kind, { ...e, page: e.page as unknown as Page });
+        failures.set(e.kind, { count: 1, at: e.at, error });
+      } else if (pending.has(e.kind)) {
+        // a retry that failed again: journaled as a count
+        const count = e.failures ?? (failures.get(e.kind)?.count ?? 1) + 1;
+        failures.set(e.kind, { count, at: e.at, error });
+      }
     }
   });
-  return { lastPaged, cooling, pending, state, remindersSent };
+  return { lastPaged, cooling, pending, failures, state, remindersSent };
 }
 
 /** A failed page about something that is over (a lifted pause, a cleared stand-down) is dropped. */
@@ -123,7 +161,7 @@ export function planPages(input: {
   policy: PagePolicy;
   now: number;
   tick: boolean;
-  program: { name: string; arg: string };
+  program: { name: string; arg: string; screen?: boolean };
 }): Attempt[] {
   const { journal, events, policy, now, tick, program } = input;
   const history = pageHistory(journal);
@@ -146,7 +184,11 @@ export function planPages(input: {
 
   for (const [kind, failed] of history.pending) {
     if (attempted.has(kind) || !stillRelevant(kind, history.state)) continue;
+    const failures = history.failures.get(kind);
+    // backing off: 5 min after the first failure, then twice as long each time, at most 1 h
+    if (failures && now < parseIso(failures.at) + retryDelay(failures.count)) continue;
     const attempt: Attempt = { kind, page: failed.page, retry: true };
+    if (failures) attempt.failures = failures.count;
     if (typeof failed.reminder === "number") attempt.reminder = failed.reminder;
     attempts.push(attempt);
     attempted.add(kind);

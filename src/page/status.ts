@@ -1,8 +1,8 @@
 import type { ProgramContext } from "../config/context.js";
 import { type EventOf, type JournalEvent, readEvents } from "../journal/journal.js";
-import { iso } from "../util/time.js";
+import { iso, parseIso } from "../util/time.js";
 import type { PageStatus } from "../watchdog/facts.js";
-import { nextReminderAt, type PagePolicy, pageHistory, stillRelevant } from "./plan.js";
+import { nextReminderAt, type PagePolicy, pageHistory, retryDelay, stillRelevant } from "./plan.js";
 
 export type { PageStatus } from "../watchdog/facts.js";
 
@@ -17,12 +17,17 @@ export function pageStatusOf(
   for (const e of h.lastPaged.values()) if (!last || e.at > last.at) last = e;
   const undelivered = [...h.pending]
     .filter(([kind]) => stillRelevant(kind, h.state))
-    .map(([kind, e]) => ({
-      at: e.at,
-      kind,
-      title: e.page.title,
-      error: e.error ?? "",
-    }));
+    .map(([kind, e]) => {
+      const f = h.failures.get(kind) ?? { count: 1, at: e.at, error: e.error ?? "" };
+      return {
+        at: f.at,
+        kind,
+        title: e.page.title,
+        error: f.error,
+        failures: f.count,
+        next_try: iso(parseIso(f.at) + retryDelay(f.count)),
+      };
+    });
   const due = configured ? nextReminderAt(h, policy) : null;
   return {
     configured,

@@ -1,3 +1,5 @@
+import { shownText } from "../util/sanitize.js";
+
 const ENTITIES: Record<string, string> = {
   "&": "&amp;",
   "<": "&lt;",
@@ -9,14 +11,9 @@ const ENTITIES: Record<string, string> = {
 /**
  * Text from the journal (reasons, notes, titles a manager or a person wrote) made safe for
  * HTML and SVG, in text and in attribute values alike. Control characters other than tab and
- * newline are dropped: they are not allowed in XML and a journal line can carry anything.
+ * newline are shown as `\xNN` by the one output sanitiser (DESIGN §18): they are not allowed in
+ * XML, and a journal line can carry anything.
  */
 export function escapeHtml(text: string): string {
-  let out = "";
-  for (const ch of text) {
-    const code = ch.codePointAt(0) ?? 0;
-    if ((code < 0x20 && ch !== "\t" && ch !== "\n" && ch !== "\r") || code === 0x7f) continue;
-    out += ENTITIES[ch] ?? ch;
-  }
-  return out;
+  return shownText(text).replace(/[&<>"']/g, (ch) => ENTITIES[ch] ?? ch);
 }

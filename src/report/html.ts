@@ -5,7 +5,14 @@ import { spellWords } from "./idle.js";
 import { INCIDENT_CSS, incidentRows } from "./incidents.js";
 import { type NightNumbers, nightNumbers, spanText, standing, verdict } from "./numbers.js";
 import { timelineSvg } from "./svg.js";
-import { kTokens, type ManagerBar, type Timeline } from "./timeline.js";
+import {
+  ENDINGS,
+  type Ending,
+  isReplaced,
+  kTokens,
+  type ManagerBar,
+  type Timeline,
+} from "./timeline.js";
 
 // The report page: one self-contained file (inline CSS and SVG, no script, no URL fetched),
 // readable in any browser with JavaScript off. Every string from the journal is escaped.
@@ -52,13 +59,6 @@ svg.timeline{display:block;width:100%;min-width:900px;height:auto;font-family:in
 .empty-note{font-size:12px;fill:var(--muted);font-style:italic}
 .bar .body{fill:var(--other)}.bar .starting{fill:#c3cad1}
 .bar .tail{fill:url(#hatch);stroke:var(--other);stroke-width:.6}
-.bar.ending-hand_over .body{fill:var(--hand)}.bar.ending-finished .body{fill:var(--done)}
-.bar.ending-running .body{fill:var(--run)}.bar.ending-dead .body{fill:var(--dead)}
-.bar.ending-dead .tail{stroke:var(--dead)}.bar.ending-stuck_stopped .body{fill:var(--stuck)}
-.bar.ending-stuck_stopped .tail{stroke:var(--stuck)}.bar.ending-stopped_for_pause .body{fill:#b89020}
-.bar.ending-start_failed .body,.bar.ending-never_claimed .body{fill:#b07cc6}
-.bar.ending-idle_stopped .body{fill:var(--idle)}.bar.ending-idle_stopped .tail{stroke:var(--idle)}
-.bar.ending-wedged_stopped .body{fill:var(--wedged)}.bar.ending-wedged_stopped .tail{stroke:var(--wedged)}
 .idle-spell rect{fill:url(#idle-dots);stroke:var(--idle);stroke-width:.8}
 .idle-bg{fill:#e6eaf3}.idle-dot{fill:var(--idle)}
 .wedged-spell rect{fill:var(--wedged);opacity:.4}
@@ -78,10 +78,6 @@ th{font-weight:600;color:var(--muted);background:#f4f6f8;border-bottom:1px solid
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.when{white-space:nowrap;font-variant-numeric:tabular-nums}
 .pill{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;color:#fff;background:var(--other);white-space:nowrap}
-.pill.hand_over{background:var(--hand)}.pill.finished{background:var(--done)}.pill.running{background:var(--run)}
-.pill.dead{background:var(--dead)}.pill.stuck_stopped{background:var(--stuck)}.pill.stopped_for_pause{background:#b89020}
-.pill.start_failed,.pill.never_claimed{background:#b07cc6}
-.pill.idle_stopped{background:var(--idle)}.pill.wedged_stopped{background:var(--wedged)}
 .unplanned{color:var(--dead);font-weight:600}
 .note{color:var(--muted);max-width:520px;overflow-wrap:anywhere}
 dl.numbers{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;margin:0;font-size:14px}
@@ -92,15 +88,42 @@ footer{margin-top:32px;color:var(--muted);font-size:12px}
 @media print{body{padding:0}.chart{border:0}}
 `;
 
+/**
+ * Each ending's colour and its words in the legend: the bars, the pills of the table and the
+ * legend all come from here, so no ending is drawn without its key (endings with one colour share
+ * one entry).
+ */
+export const ENDING_STYLE: Record<Ending, { color: string; legend: string }> = {
+  hand_over: { color: "var(--hand)", legend: "hand-over" },
+  running: { color: "var(--run)", legend: "running" },
+  finished: { color: "var(--done)", legend: "finished" },
+  dead: { color: "var(--dead)", legend: "dead" },
+  stuck_stopped: { color: "var(--stuck)", legend: "stuck-stopped" },
+  idle_stopped: { color: "var(--idle)", legend: "idle-stopped" },
+  wedged_stopped: { color: "var(--wedged)", legend: "wedged-stopped" },
+  stopped_for_pause: { color: "#b89020", legend: "stopped for a pause" },
+  lease_lost: { color: "#7d5ba6", legend: "stopped: lease lost" },
+  replaced: { color: "#4f6d8a", legend: "replaced (another manager claimed)" },
+  released: { color: "var(--other)", legend: "released / stopped" },
+  stopped: { color: "var(--other)", legend: "released / stopped" },
+  never_claimed: { color: "#b07cc6", legend: "starting / never claimed / start failed" },
+  start_failed: { color: "#b07cc6", legend: "starting / never claimed / start failed" },
+  starting: { color: "#b07cc6", legend: "starting / never claimed / start failed" },
+};
+
+/** The bars' and pills' colours, one rule per ending; a replaced ending's hatched tail too. */
+function endingCss(): string {
+  return ENDINGS.map((e) => {
+    const c = ENDING_STYLE[e].color;
+    const tail = isReplaced(e) ? `.bar.ending-${e} .tail{stroke:${c}}` : "";
+    return `.bar.ending-${e} .body{fill:${c}}${tail}.pill.${e}{background:${c}}`;
+  }).join("\n");
+}
+
 const LEGEND: [string, string, string][] = [
-  ["sw", "var(--hand)", "hand-over"],
-  ["sw", "var(--run)", "running"],
-  ["sw", "var(--done)", "finished"],
-  ["sw", "var(--dead)", "dead"],
-  ["sw", "var(--stuck)", "stuck-stopped"],
-  ["sw", "var(--idle)", "idle-stopped"],
-  ["sw", "var(--wedged)", "wedged-stopped"],
-  ["sw", "#b07cc6", "never claimed / start failed"],
+  ...[
+    ...new Map(ENDINGS.map((e) => [ENDING_STYLE[e].legend, ENDING_STYLE[e].color])).entries(),
+  ].map(([text, color]): [string, string, string] => ["sw", color, text]),
   ["sw hatched", "", "after its last save, until the watchdog acted"],
   ["sw idle", "", "idle spell (the turn ended, nothing to wake it)"],
   ["sw line", "", "context tokens (from saves)"],
@@ -286,7 +309,10 @@ function windowLine(t: Timeline): string {
 export function programSection(t: Timeline, heading: "h1" | "h2"): string {
   const n = nightNumbers(t);
   const now = standing(t, stamp);
-  const head = `<${heading}>${esc(t.program)}</${heading}><p class="window">${esc(t.root)} · ${esc(windowLine(t))}</p>`;
+  const invalid = t.config_invalid
+    ? `<p class="now bad config-invalid">${esc(t.config_invalid.file)} is invalid now: ${esc(t.config_invalid.error)} (the watchdog goes on with the last valid config)</p>`
+    : "";
+  const head = `<${heading}>${esc(t.program)}</${heading}><p class="window">${esc(t.root)} · ${esc(windowLine(t))}</p>${invalid}`;
   if (t.empty) {
     const last = t.last_event_at
       ? `The journal's last event was at ${stamp(t.last_event_at)}.`
@@ -323,7 +349,7 @@ export function reportHtml(
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} (${esc(stamp(generatedAt))})</title>
-<style>${CSS}${INCIDENT_CSS}</style></head>
+<style>${CSS}${INCIDENT_CSS}${endingCss()}</style></head>
 <body>
 ${top}${sections}
 <footer>Written by <code>sheepdog report</code> at ${esc(stamp(generatedAt))} from ${esc(sources)}. Hover a bar, span or marker for its details.</footer>

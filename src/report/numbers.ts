@@ -216,15 +216,22 @@ export function standing(
       text: `paused until ${paused.until ? time(paused.until) : "?"}: ${paused.reason}`,
       tone: "warn",
     };
-  const last = t.managers.at(-1);
-  const idle = last?.idle.find((s) => s.ongoing);
-  if (last?.ending === "running" && last.claimed_at && idle)
+  // The one holding the claim, whatever came after it (a start not claimed yet).
+  const holder = t.managers.findLast((b) => b.ending === "running");
+  const idle = holder?.idle.find((s) => s.ongoing);
+  if (holder && idle)
     return {
-      text: `running: pid ${last.pid}, idle since ${time(idle.from)}${idle.nudged_at ? `, nudged ${time(idle.nudged_at)}` : ""}`,
+      text: `running: pid ${holder.pid}, idle since ${time(idle.from)}${idle.nudged_at ? `, nudged ${time(idle.nudged_at)}` : ""}`,
       tone: "warn",
     };
-  if (last?.ending === "running" && last.claimed_at)
-    return { text: `running: pid ${last.pid}`, tone: "ok" };
+  if (holder) return { text: `running: pid ${holder.pid}`, tone: "ok" };
+  const starting = t.managers.findLast((b) => b.ending === "starting");
+  if (starting)
+    return {
+      text: `starting: ${starting.pid !== null ? `pid ${starting.pid}, ` : ""}started ${time(starting.started_at ?? starting.last_seen_at)}, not claimed yet`,
+      tone: "warn",
+    };
+  const last = t.managers.at(-1);
   if (last) return { text: `no manager running (the last: ${last.ending_label})`, tone: "warn" };
   return { text: "no manager seen", tone: "idle" };
 }

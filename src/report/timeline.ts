@@ -1,4 +1,5 @@
 import type { EventOf, JournalEvent } from "../journal/journal.js";
+import { type Life, lifecycle } from "../journal/replay.js";
 import {
   closeAtWindowEnd,
   closeEnded,
@@ -12,25 +13,30 @@ import type { IncidentSpan } from "./incidents.js";
 // The picture of a night (DESIGN §13) as data: journal events in, bars, spans and markers out.
 // Pure: no clock, no files. `report --json` prints exactly this; the HTML is drawn from it.
 
-/** How a manager's time ended, as far as the journal says. */
-export type Ending =
-  | "hand_over"
-  | "finished"
-  | "dead"
-  | "stuck_stopped"
+/** How a manager's time ended, as far as the journal says (every one has a legend entry). */
+export const ENDINGS = [
+  "hand_over",
+  "finished",
+  "dead",
+  "stuck_stopped",
   /** Stopped by the watchdog as idle (`restart_idle`: nudged and still idle, or no pane). */
-  | "idle_stopped"
+  "idle_stopped",
   /** Stopped by the watchdog as wedged (`restart_wedged`: a tool call past its own limit). */
-  | "wedged_stopped"
-  | "stopped_for_pause"
+  "wedged_stopped",
+  "stopped_for_pause",
   /** Stopped by its own host's watchdog: the program's lease was lost (DESIGN §15, a fence). */
-  | "lease_lost"
-  | "stopped"
-  | "released"
-  | "never_claimed"
-  | "start_failed"
-  | "replaced"
-  | "running";
+  "lease_lost",
+  "stopped",
+  "released",
+  "never_claimed",
+  "start_failed",
+  /** Another manager claimed while it held the claim, and nothing said how it ended. */
+  "replaced",
+  /** Started, not claimed yet, and not over (at the window's end). */
+  "starting",
+  "running",
+] as const;
+export type Ending = (typeof ENDINGS)[number];
 
 /** One manager's life: from its start (or claim) to how it ended. */
 export interface ManagerBar {
@@ -38,7 +44,10 @@ export interface ManagerBar {
   n: number;
   pid: number | null;
   start_time: string | null;
-  /** The `manager_started` that launched it (null: it claimed without a start we saw). */
+  /**
+   * When the start that launched it began (its intent's `launch_began`, else its
+   * `manager_started`); null: it claimed without a start we saw.
+   */
   started_at: string | null;
   claimed_at: string | null;
   /** The last sign of life: its last save, else its claim, else its start. */
@@ -120,6 +129,8 @@ export interface Timeline {
   saves: number;
   /** Whether the program has pages set up (page.ntfy): an empty pages row then means none. */
   pages_configured: boolean;
+  /** program.json does not load now (DESIGN §16): the report read the last valid one. */
+  config_invalid: { file: string; error: string } | null;
   /** Problem pages' incidents as spans (report/incidents.ts; added by the report command). */
   incidents?: IncidentSpan[];
 }
@@ -132,8 +143,11 @@ export interface TimelineInput {
   from: number;
   to: number;
   pages_configured?: boolean;
+  config_invalid?: { file: string; error: string } | null;
 }
 
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const ms = (at: string): number => Date.parse(at);
 
 /** `152k`, `1.2M`, `800`. */
@@ -204,6 +218,7 @@ export function buildTimeline(input: TimelineInput): Timeline {
     markers,
     saves: events.filter((e) => e.type === "saved" && inWindow(e.at)).length,
     pages_configured: input.pages_configured === true,
+    config_invalid: input.config_invalid ?? null,
   };
 }
 
@@ -215,24 +230,20 @@ type Building = Omit<ManagerBar, "ending" | "ending_label" | "replaced_after_ms"
   replaced_after_ms: number | null;
 };
 
-/** The events a bar begins with: a start, a failed start, a claim. */
-type BarEvent = EventOf<"manager_started"> | EventOf<"manager_start_failed"> | EventOf<"claimed">;
-
-function newBar(n: number, e: BarEvent): Building {
-  const started = e.type === "manager_started" ? e : null;
+function newBar(life: Life, at: string): Building {
   return {
-    n,
-    pid: e.type === "manager_start_failed" ? null : (e.pid ?? null),
-    start_time: e.type === "manager_start_failed" ? null : (e.start_time ?? null),
+    n: life.n,
+    pid: life.pid,
+    start_time: life.start_time,
     started_at: null,
     claimed_at: null,
-    last_seen_at: e.at,
+    last_seen_at: at,
     ended_at: null,
     ending: null,
     planned: null,
     start_reason: null,
     launcher: null,
-    pane: started?.pane ?? started?.window ?? null,
+    pane: null,
     saves: 0,
     last_tokens: null,
     hand_over_tokens: null,
@@ -243,21 +254,42 @@ function newBar(n: number, e: BarEvent): Building {
   };
 }
 
-/** Replays starts, claims, saves and ends into one bar per manager; `to`: the window's end. */
+/**
+ * One bar per manager's life (replay's lifecycle fold: every order of `manager_starting`,
+ * `claimed` and `manager_started` is one life), with what the journal says of each event about
+ * it: saves, tokens, idle spells, how it ended. `to`: the window's end.
+ */
 function managerBars(events: readonly JournalEvent[], to: string): ManagerBar[] {
-  const r: Replaying = { bars: [], byPid: new Map(), spells: new Map() };
-  for (const e of events) {
-    applyEvent(r, e);
-    if (r.spells.size > 0) closeEnded(r.spells);
-    // A start or a claim may have made a bar or given one its pid.
-    if (e.type === "claimed" || e.type === "manager_started")
-      for (const b of r.bars.slice(-2))
-        if (b.pid !== null && b.ending === null) r.byPid.set(b.pid, b);
-  }
-  closeAtWindowEnd(r.spells, to);
-  markReplacements(r.bars);
-  return r.bars.map((b) => {
-    const ending = b.ending ?? "running";
+  const bars = new Map<Life, Building>();
+  /** Bars not ended yet, with their lives: the few an event may end. */
+  const open = new Map<Building, Life>();
+  const spells: OpenSpells = new Map();
+  const lives = lifecycle(events, (e, life) => {
+    if (life) {
+      let b = bars.get(life);
+      if (!b) {
+        b = newBar(life, e.at);
+        bars.set(life, b);
+        open.set(b, life);
+      }
+      onEvent(b, life, e, spells);
+    }
+    // An event may end a life it does not concern (a claim ends the holder it replaces).
+    for (const [b, l] of open) {
+      if (l.end && b.ending === null) endBar(b, l);
+      if (b.ending !== null) open.delete(b);
+    }
+    if (spells.size > 0) closeEnded(spells);
+  });
+  closeAtWindowEnd(spells, to);
+  const out = lives.map((l) => {
+    const b = bars.get(l) ?? newBar(l, l.claimed_at ?? l.started_at ?? to);
+    syncStart(b, l);
+    return b;
+  });
+  markReplacements(out);
+  return out.map((b) => {
+    const ending = b.ending ?? (b.claimed_at !== null ? "running" : "starting");
     return {
       ...b,
       ending,
@@ -268,121 +300,101 @@ function managerBars(events: readonly JournalEvent[], to: string): ManagerBar[] 
   });
 }
 
-interface Replaying {
-  bars: Building[];
-  /** The newest bar of each pid: saves are most of a journal, so no search per save. */
-  byPid: Map<number, Building>;
-  /** Idle spells not yet over, by their bar. */
-  spells: OpenSpells;
+/** What the life's start and claim say, onto its bar. */
+function syncStart(b: Building, life: Life): void {
+  const s = life.start;
+  b.pid = life.pid;
+  b.start_time = life.start_time;
+  // The launch began at its intent (a tmux or herdr start is journaled once its prompt arrived,
+  // its claim often before that).
+  b.started_at = s ? (s.launch_began ?? s.at) : null;
+  b.planned = s ? s.planned : null;
+  b.start_reason = s ? s.reason || null : null;
+  b.launcher = s ? s.launcher : null;
+  b.pane = s?.pane ?? s?.window ?? null;
+  b.claimed_at = life.claimed_at;
 }
 
-function openBar(r: Replaying, pid: number | null): Building | undefined {
-  const b = pid === null ? undefined : r.byPid.get(pid);
-  return b && b.ending === null ? b : undefined;
-}
-
-/** Ends a bar once: the first end the journal records is how it ended. */
-function end(b: Building | undefined, ending: Ending, at: string, note: string | null): void {
-  if (!b || b.ending !== null) return;
-  b.ending = ending;
-  b.ended_at = at;
-  b.end_note = note;
-}
-
-function applyEvent(r: Replaying, e: JournalEvent): void {
-  const b = openBar(r, "pid" in e ? (e.pid ?? null) : null);
+/** One event about a bar's life. */
+function onEvent(b: Building, life: Life, e: JournalEvent, spells: OpenSpells): void {
+  syncStart(b, life);
+  if (e.type === "claimed" && life.claimed_at === e.at) b.last_seen_at = e.at;
+  if (b.ending !== null) return;
   switch (e.type) {
-    case "manager_started":
-    case "manager_start_failed":
-      onStart(r.bars, e);
-      break;
-    case "claimed":
-      onClaim(r.bars, e);
-      break;
     case "saved":
-      if (b && b.claimed_at !== null) {
+      if (b.claimed_at !== null) {
         b.saves++;
         b.last_seen_at = e.at;
-        b.last_tokens = e.context_tokens ?? b.last_tokens;
-        onWake(r.spells, b, e.at);
+        b.last_tokens = num(e.context_tokens) ?? b.last_tokens;
+        onWake(spells, b, e.at);
       }
       break;
     case "hand_over":
-      if (b) {
-        b.hand_over_tokens = e.context_tokens ?? null;
-        b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
-        b.last_seen_at = e.at;
-        onWake(r.spells, b, e.at);
-      }
-      end(b, "hand_over", e.at, e.note ?? null);
-      break;
-    case "finished":
-      end(b, "finished", e.at, e.note ?? null);
-      break;
-    case "released":
-      end(b, "released", e.at, e.forced ? `removed by a person: ${e.note ?? ""}` : null);
-      break;
-    case "manager_stopped":
-      end(b, stoppedEnding(e), e.at, e.reason ?? null);
-      break;
-    case "claim_broken":
-      end(b, "dead", e.at, e.reason ?? null);
+      b.hand_over_tokens = num(e.context_tokens);
+      b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
+      b.last_seen_at = e.at;
+      onWake(spells, b, e.at);
       break;
     case "nudged":
     case "restart_idle":
-      if (b && b.claimed_at !== null) onIdleEvent(r.spells, b, e);
+      if (b.claimed_at !== null) onIdleEvent(spells, b, e);
       break;
     case "restart_wedged":
-      if (b) b.wedged_since = e.since ?? null;
+      b.wedged_since = str(e.since);
       break;
-    case "stood_down": {
-      // A stand-down replaces an unplanned start, which only a dead holder (or none) calls
-      // for: a manager still holding the claim here was found dead, and its claim is left.
-      const holder = r.bars.findLast((x) => x.ending === null && x.claimed_at !== null);
-      end(holder, "dead", e.at, e.reason ?? null);
-      // A start that never claimed is over too: nothing is started until `resume`, so its
-      // bar must not run on across the whole stand-down.
-      for (const x of r.bars)
-        if (x.ending === null && x.claimed_at === null) end(x, "never_claimed", e.at, null);
-      break;
-    }
   }
+  if (life.end) endBar(b, life);
 }
 
-function onStart(
-  bars: Building[],
-  e: EventOf<"manager_started"> | EventOf<"manager_start_failed">,
-): void {
-  // A start that never claimed and was never stopped is over when the next start comes.
-  for (const b of bars)
-    if (b.ending === null && b.claimed_at === null) end(b, "never_claimed", e.at, null);
-  const b = newBar(bars.length + 1, e);
-  b.started_at = e.at;
-  b.planned = e.type === "manager_started" ? e.planned === true : false;
-  b.start_reason = e.reason ?? null;
-  b.launcher = e.launcher ?? null;
-  bars.push(b);
-  if (e.type === "manager_start_failed") end(b, "start_failed", e.at, e.reason ?? null);
-}
-
-function onClaim(bars: Building[], e: EventOf<"claimed">): void {
-  const pid = e.pid;
-  // Another manager's claim replaces whoever still held it without an end we saw.
-  for (const b of bars)
-    if (b.ending === null && b.claimed_at !== null && b.pid !== pid) end(b, "replaced", e.at, null);
-  // The start that launched it: same pid, else the newest start not yet claimed (a pane
-  // launcher records no pid, or the pane's shell's).
-  let b =
-    bars.findLast((x) => x.ending === null && x.claimed_at === null && x.pid === pid) ??
-    bars.findLast((x) => x.ending === null && x.claimed_at === null);
-  if (!b) {
-    b = newBar(bars.length + 1, e);
-    bars.push(b);
+/** How a life's end reads on its bar. */
+function endBar(b: Building, life: Life): void {
+  const end = life.end;
+  if (!end || b.ending !== null) return;
+  const e = end.event;
+  // The event that ended it (a hand-over, a stop, a break…): what its type says, if it says it.
+  const note = "note" in e ? e.note : undefined;
+  const reason = "reason" in e ? e.reason : undefined;
+  const claimed = life.claimed_at !== null;
+  b.ended_at = end.at;
+  switch (end.how) {
+    case "hand_over":
+      b.ending = "hand_over";
+      b.end_note = str(note);
+      break;
+    case "finished":
+      b.ending = "finished";
+      b.end_note = str(note);
+      break;
+    case "released":
+      b.ending = "released";
+      b.end_note = "forced" in e && e.forced ? `removed by a person: ${str(note) ?? ""}` : null;
+      break;
+    case "claim_broken":
+      b.ending = "holder_state" in e && e.holder_state === "stopped" ? "stopped" : "dead";
+      b.end_note = str(reason);
+      break;
+    case "stopped":
+      b.ending = claimed ? stoppedEnding(e) : "never_claimed";
+      b.end_note = str(reason);
+      break;
+    case "stood_down":
+      b.ending = claimed ? "dead" : "never_claimed";
+      b.end_note = str(reason);
+      break;
+    case "replaced":
+      b.ending = "replaced";
+      b.end_note = null;
+      break;
+    case "start_failed":
+      b.ending = "start_failed";
+      b.end_note = str(reason);
+      break;
+    case "superseded":
+    case "cut_short":
+      b.ending = "never_claimed";
+      b.end_note = null;
+      break;
   }
-  b.pid = pid;
-  b.start_time = e.start_time ?? b.start_time;
-  b.claimed_at = e.at;
-  b.last_seen_at = e.at;
 }
 
 /** The watchdog's unplanned stops of a live holder, by the tick's decision (rules 9, 9a, 9b). */
@@ -393,12 +405,9 @@ const STOPPED_AS: Record<string, Ending> = {
   leased_elsewhere: "lease_lost",
 };
 
-function stoppedEnding(e: EventOf<"manager_stopped">): Ending {
-  if (e.planned === true) return "stopped_for_pause";
-  const as = STOPPED_AS[e.decision ?? ""];
-  if (as) return as;
-  if (e.reason?.includes("never claimed")) return "never_claimed";
-  return "stopped";
+function stoppedEnding(e: JournalEvent): Ending {
+  if ("planned" in e && e.planned === true) return "stopped_for_pause";
+  return STOPPED_AS[("decision" in e ? e.decision : undefined) ?? ""] ?? "stopped";
 }
 
 /** The endings a successor replaces, timed from the last sign of life to the next claim. */
@@ -457,19 +466,19 @@ function programSpans(events: readonly JournalEvent[], to: number): Span[] {
   for (const e of events) {
     switch (e.type) {
       case "paused":
-        begin("paused", e, e.reason ?? "paused", { until: e.until });
+        begin("paused", e, str(e.reason) ?? "paused", { until: str(e.until) });
         break;
       case "unpaused":
         close("paused", e.at);
         break;
       case "stood_down":
-        begin("stood_down", e, e.reason ?? "stood down");
+        begin("stood_down", e, str(e.reason) ?? "stood down");
         break;
       case "cleared":
         close("stood_down", e.at);
         break;
       case "finished":
-        begin("finished", e, e.note ?? "finished");
+        begin("finished", e, str(e.note) ?? "finished");
         break;
       case "reopened":
         close("finished", e.at);
@@ -489,12 +498,12 @@ function programSpans(events: readonly JournalEvent[], to: number): Span[] {
 }
 
 function sleepGap(e: EventOf<"sleep_gap">): Span {
-  const from = e.from ?? e.at;
-  const discounted = e.discounted_ms ?? 0;
+  const from = str(e.from) ?? e.at;
+  const discounted = num(e.discounted_ms) ?? 0;
   return {
     kind: "sleep_gap",
     from,
-    to: e.to ?? e.at,
+    to: str(e.to) ?? e.at,
     ongoing: false,
     reason: `the watchdog did not run (the host slept or its timer was held back)`,
     discounted_ms: discounted,
@@ -505,8 +514,8 @@ function tokenPoints(events: readonly JournalEvent[]): TokenPoint[] {
   const out: TokenPoint[] = [];
   for (const e of events) {
     if (e.type !== "saved" && e.type !== "hand_over") continue;
-    const t = e.context_tokens;
-    if (typeof t === "number") out.push({ at: e.at, pid: e.pid ?? null, context_tokens: t });
+    const t = num(e.context_tokens);
+    if (t !== null) out.push({ at: e.at, pid: num(e.pid), context_tokens: t });
   }
   return out;
 }
@@ -515,25 +524,26 @@ function markersOf(events: readonly JournalEvent[]): Marker[] {
   const out: Marker[] = [];
   for (const e of events) {
     if (e.type === "paged") {
-      const text = e.title ?? e.kind ?? "page";
+      const text = str(e.title) ?? str(e.kind) ?? "page";
       out.push({
         at: e.at,
         kind: "paged",
-        page_kind: e.kind ?? null,
+        page_kind: str(e.kind),
         text,
-        priority: e.priority ?? null,
+        priority: num(e.priority),
       });
     } else if (e.type === "page_failed") {
-      const text = `not delivered: ${e.page?.title ?? e.kind ?? "page"} (${e.error ?? "?"})`;
+      const page = e.page as { title?: unknown; priority?: unknown } | undefined;
+      const text = `not delivered: ${str(page?.title) ?? str(e.kind) ?? "page"} (${str(e.error) ?? "?"})`;
       out.push({
         at: e.at,
         kind: "page_failed",
-        page_kind: e.kind ?? null,
+        page_kind: str(e.kind),
         text,
-        priority: e.page?.priority ?? null,
+        priority: num(page?.priority),
       });
     } else if (e.type === "tick_failed") {
-      const text = `tick failed: ${e.error ?? "?"}`;
+      const text = `tick failed: ${str(e.error) ?? "?"}`;
       out.push({ at: e.at, kind: "tick_failed", page_kind: null, text, priority: null });
     }
   }

@@ -1,7 +1,8 @@
-import { chmodSync, lstatSync, mkdirSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { UsageError } from "../errors.js";
+import { CONFIG_FILE, PROMPT_FILE } from "../config/files.js";
 import { isErrno } from "../util/fs.js";
+import { checkOwned, ensureOwnedDir, type PathProblem, pathProblem } from "./owned.js";
 
 export const STATE_DIR = ".sheepdog";
 
@@ -16,49 +17,73 @@ export const stateFiles = {
   evidence: "evidence",
 } as const;
 
+/** What refuses an unsafe state directory says first (DESIGN §9). */
+export const UNSAFE_STATE = "unsafe state directory";
+/** What refuses a program folder (or its program.json or prompt) that is not the user's says. */
+export const UNSAFE_PROGRAM = "unsafe program folder";
+
+/** `.sheepdog/.gitignore`: the state folder never leaves the host (DESIGN §18). */
+export const STATE_GITIGNORE = ".gitignore";
+
 export function stateDirOf(root: string): string {
   return join(root, STATE_DIR);
 }
 
 /** Why a state directory is unsafe to use, or null when it is fine or absent. */
-export function stateDirProblem(dir: string): string | null {
-  let st: ReturnType<typeof lstatSync>;
-  try {
-    st = lstatSync(dir);
-  } catch (err) {
-    if (isErrno(err, "ENOENT")) return null;
-    return `${dir}: cannot inspect: ${(err as Error).message}`;
-  }
-  if (!st.isDirectory())
-    return `${dir}: is not a directory${st.isSymbolicLink() ? " (a symbolic link)" : ""}`;
-  const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
-    return `${dir}: owned by uid ${st.uid}, not by you (uid ${uid}); sheepdog state must be yours alone`;
-  }
-  const mode = st.mode & 0o777;
-  if (mode & 0o022) {
-    const who = mode & 0o002 ? "world-writable" : "group-writable";
-    return `${dir}: is ${who} (mode ${mode.toString(8).padStart(4, "0")}); fix with: chmod 700 ${dir}`;
-  }
-  return null;
+export function stateDirProblem(dir: string): PathProblem | null {
+  return pathProblem(dir, "dir", { chmod: "700" });
 }
 
 /** Refuses (exit 2) to use an unsafe state directory. Returns its path. */
 export function checkStateDir(root: string): string {
   const dir = stateDirOf(root);
-  const problem = stateDirProblem(dir);
-  if (problem) throw new UsageError(`unsafe state directory: ${problem}`);
+  checkOwned(dir, "dir", UNSAFE_STATE, { chmod: "700" });
   return dir;
 }
 
-/** The state directory, created 0700 if absent, refused if unsafe. */
+/**
+ * Why a program folder may not be used (DESIGN §18): the folder, its program.json and its
+ * prompt (MANAGER-PROMPT.md, when there is one) must each be the user's, not writable by others,
+ * and not a link. Empty when all is well; one lstat each.
+ */
+export function programFolderProblems(root: string): PathProblem[] {
+  return [
+    pathProblem(root, "dir"),
+    pathProblem(join(root, CONFIG_FILE), "file"),
+    pathProblem(join(root, PROMPT_FILE), "file"),
+  ].filter((p): p is PathProblem => p !== null);
+}
+
+/** Refuses (exit 2) a program folder that is not the user's own. */
+export function checkProgramFolder(root: string): void {
+  checkOwned(root, "dir", UNSAFE_PROGRAM);
+  checkOwned(join(root, CONFIG_FILE), "file", UNSAFE_PROGRAM);
+  checkOwned(join(root, PROMPT_FILE), "file", UNSAFE_PROGRAM);
+}
+
+/**
+ * The state directory, created 0700 if absent (with its `.gitignore` of `*`, so a ledger repo
+ * that is the program root never commits it), refused if unsafe.
+ */
 export function ensureStateDir(root: string): string {
-  const dir = checkStateDir(root);
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-    chmodSync(dir, 0o700); // the umask may have narrowed or widened mkdir's mode
-  } catch (err) {
-    if (!isErrno(err, "EEXIST")) throw err;
-  }
+  const dir = stateDirOf(root);
+  ensureOwnedDir(dir, UNSAFE_STATE, { chmod: "700" });
+  ensureGitignore(dir);
   return dir;
+}
+
+/** Writes `.gitignore` (`*`) into a state folder that has none (older ones, too). */
+function ensureGitignore(dir: string): void {
+  let fd: number;
+  try {
+    fd = openSync(join(dir, STATE_GITIGNORE), "wx", 0o600);
+  } catch (err) {
+    if (isErrno(err, "EEXIST")) return;
+    throw err;
+  }
+  try {
+    writeSync(fd, "# sheepdog's state never leaves this host (DESIGN §18)\n*\n");
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { openRegular } from "../util/fs.js";
 import { readRange } from "../util/jsonl.js";
 
 /** How much of the file one read takes, walking backwards. */
@@ -31,7 +32,8 @@ export interface BackLine {
  * once (whole, or its two ends when over-sized). Stop iterating to stop reading.
  */
 export function* linesBackward(path: string): Generator<BackLine> {
-  const fd = openSync(path, "r");
+  // never a blocking open: a FIFO or a device given as a transcript is refused (DESIGN §18)
+  const fd = openRegular(path);
   try {
     const size = fstatSync(fd).size;
     const buf = Buffer.allocUnsafe(CHUNK);

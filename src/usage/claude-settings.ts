@@ -10,16 +10,23 @@ export const STOP_FAILURE_COMMAND = "sheepdog hook stop-failure";
 export const STOP_COMMAND = "sheepdog hook stop";
 export const NOTIFICATION_COMMAND = "sheepdog hook notification";
 
+/**
+ * Seconds Claude Code gives each of them (DESIGN §18: hot commands never hang). A hook's
+ * `timeout` is Claude Code's own (2.1.328, 2.1.332); its statusLine schema has no such key in
+ * those versions and ignores it, so there sheepdog's own bound (stdin read within 5 s) is what
+ * holds, and the key is ready for a version that reads it.
+ */
+export const HOOK_TIMEOUT_S = 10;
+
 /** The `settings.json` keys, as an object (the StopFailure matcher filters on the error kind). */
 export function claudeSettings(): Record<string, unknown> {
+  const run = (command: string) => ({ type: "command", command, timeout: HOOK_TIMEOUT_S });
   return {
-    statusLine: { type: "command", command: STATUSLINE_COMMAND },
+    statusLine: run(STATUSLINE_COMMAND),
     hooks: {
-      StopFailure: [
-        { matcher: "rate_limit", hooks: [{ type: "command", command: STOP_FAILURE_COMMAND }] },
-      ],
-      Stop: [{ hooks: [{ type: "command", command: STOP_COMMAND }] }],
-      Notification: [{ hooks: [{ type: "command", command: NOTIFICATION_COMMAND }] }],
+      StopFailure: [{ matcher: "rate_limit", hooks: [run(STOP_FAILURE_COMMAND)] }],
+      Stop: [{ hooks: [run(STOP_COMMAND)] }],
+      Notification: [{ hooks: [run(NOTIFICATION_COMMAND)] }],
     },
   };
 }

@@ -3,11 +3,13 @@
 // idle or permission prompt). One small file per session and event, replaced whole on every
 // call, so the two hooks of one session never write over each other.
 // Payload shapes as Claude Code 2.1.328 sends them (test/fixtures/claude-2.1.328/hook-stop.json,
-// hook-notification-idle.json).
+// hook-notification-idle.json); Codex 0.171.0's Stop has the same keys a record keeps
+// (`session_id`, `transcript_path`, `cwd`, `stop_hook_active`, `last_assistant_message`) plus
+// `turn_id`, and no background tasks (test/fixtures/codex-0.171.0/hook-stop.json).
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../util/fs.js";
-import { ensureHostDir, hostStateDir } from "./host-state.js";
+import { ensureHostDir, hostDir } from "./host-state.js";
 
 const HOOKS = "hooks";
 /** Session ids are uuids; anything else is not used as a file name. */
@@ -83,6 +85,18 @@ export function hookRecordOf(
   };
 }
 
+/**
+ * The seat (CODEX_HOME) of a Codex rollout a Stop payload names: Codex 0.171.0 writes
+ * `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`; null for anything else (a
+ * Claude Code transcript).
+ */
+export function codexRolloutSeat(transcript: string | null): string | null {
+  const m = transcript
+    ? /^(\/.+)\/sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-[^/]+\.jsonl$/.exec(transcript)
+    : null;
+  return m?.[1] ?? null;
+}
+
 function pathOf(dir: string, session: string, kind: HookKind): string {
   return join(dir, `${session}.${kind}.json`);
 }
@@ -93,10 +107,9 @@ export function writeHookRecord(
   record: StopRecord | NotificationRecord,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
-  const dir = join(hostStateDir(env), HOOKS);
+  const dir = ensureHostDir(HOOKS, env); // checked (and made 0700 when absent)
   const path = pathOf(dir, record.session_id, kind);
   const fresh = !existsSync(path);
-  if (fresh) ensureHostDir(HOOKS, env);
   writeFileAtomic(path, `${JSON.stringify(record)}\n`);
   if (fresh) prune(dir, Date.parse(record.at));
   return path;
@@ -118,7 +131,7 @@ export function readHookRecords(
   session: string,
   env: NodeJS.ProcessEnv = process.env,
 ): { stop: StopRecord | null; notification: NotificationRecord | null } {
-  const dir = join(hostStateDir(env), HOOKS);
+  const dir = hostDir(HOOKS, env);
   const read = <T>(kind: HookKind): T | null => {
     if (!SESSION.test(session)) return null;
     try {

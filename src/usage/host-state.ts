@@ -1,6 +1,6 @@
-import { chmodSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { expandHome, isErrno } from "../util/fs.js";
+import { join, resolve } from "node:path";
+import { ensureOwnedDir, lstatOrNull, statsProblem, UnsafePath } from "../state/owned.js";
+import { expandHome } from "../util/fs.js";
 import { fnv1a64, homeDir } from "../util/lazy.js";
 
 /**
@@ -17,32 +17,41 @@ export function defaultHostStateDir(env: NodeJS.ProcessEnv = process.env): strin
   return join(homeDir(env), ".local", "state", "sheepdog");
 }
 
-/** A sub-folder of the host state dir, created 0700 (with its parents) when absent. */
-export function ensureHostDir(sub: string, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = join(hostStateDir(env), sub);
-  if (!mkdirs(dir)) return dir;
-  // mkdir's mode passes through the umask; a fresh dir is narrowed explicitly.
-  chmodSync(dir, 0o700);
+/** The folders sheepdog keeps in the host state dir (doctor checks each). */
+export const HOST_SUBDIRS = ["usage", "sessions", "hooks", "watchers", "bin"] as const;
+
+/** What refusing an unsafe host state folder says first. */
+export const UNSAFE_HOST = "unsafe host state folder";
+
+/**
+ * A folder of the host state dir (`sub`, or "" for the dir itself), checked with the dir
+ * above it (DESIGN §18: yours, not writable by others, no link: another user who can write
+ * there could forge a 100 % reading, which pauses every program on the seat, or swap a file for
+ * a link to ~/.bashrc). With `create`, each is made 0700 when absent. Throws UnsafePath.
+ */
+export function hostDir(
+  sub: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { create?: boolean } = {},
+): string {
+  const root = hostStateDir(env);
+  const dir = sub ? join(root, sub) : root;
+  for (const path of sub ? [root, dir] : [root]) {
+    if (opts.create) ensureOwnedDir(path, UNSAFE_HOST, { chmod: "700" });
+    else {
+      // (one lstat each time, a long-lived watcher too: a folder opened later is seen)
+      const st = lstatOrNull(path);
+      if (!st) continue; // absent: nothing to read there
+      const problem = statsProblem(path, st, "dir", { chmod: "700" });
+      if (problem) throw new UnsafePath(UNSAFE_HOST, problem);
+    }
+  }
   return dir;
 }
 
-/**
- * mkdir -p with mode 0700, one level at a time. (Node's recursive mkdir can spin forever
- * where a parent refuses creation with ENOENT, as under /proc.) Returns whether it made `dir`.
- */
-function mkdirs(dir: string): boolean {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-    return true;
-  } catch (err) {
-    if (isErrno(err, "EEXIST")) return false;
-    if (!isErrno(err, "ENOENT")) throw err;
-  }
-  const parent = dirname(dir);
-  if (parent === dir) throw new Error(`cannot create ${dir}`);
-  mkdirs(parent);
-  mkdirSync(dir, { mode: 0o700 });
-  return true;
+/** A sub-folder of the host state dir, created 0700 (with its parents) when absent, checked. */
+export function ensureHostDir(sub: string, env: NodeJS.ProcessEnv = process.env): string {
+  return hostDir(sub, env, { create: true });
 }
 
 /** The seat in effect for a Claude Code process: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */

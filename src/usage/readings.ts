@@ -1,13 +1,13 @@
 // Usage readings per seat (DESIGN §5): one JSONL file per seat under the host state dir,
 // appended by every statusline update and by the watchdog when it sees a refusal.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { isErrno, writeFileAtomic } from "../util/fs.js";
+import { openStateFile, writeFileAtomic } from "../util/fs.js";
 import { appendLines, jsonValues, parseJsonlWith, readRange } from "../util/jsonl.js";
 import { onFirstUse, orElse } from "../util/lenient.js";
 import { iso } from "../util/time.js";
-import { ensureHostDir, hostStateDir, seatKey } from "./host-state.js";
+import { ensureHostDir, hostDir, hostStateDir, seatKey } from "./host-state.js";
 
 export type UsageWindow = "five_hour" | "seven_day";
 export const WINDOWS: readonly UsageWindow[] = ["five_hour", "seven_day"];
@@ -19,8 +19,12 @@ export interface Reading {
   used_percentage: number;
   /** ISO time the window resets. */
   resets_at: string;
-  source: "statusline" | "refusal";
-  /** The Claude Code session that rendered it (statusline readings; absent in old files), or that was refused. */
+  /** `rollout`: a Codex manager's rate_limits, recorded by save and the tick (DESIGN §19). */
+  source: "statusline" | "refusal" | "rollout";
+  /**
+   * The agent session that rendered it (statusline and rollout readings; absent in old files),
+   * or that was refused.
+   */
   session?: string;
   /** For a refusal: its text and the entry's own time (so one refusal is recorded once). */
   text?: string;
@@ -82,7 +86,7 @@ const readingSchema = onFirstUse(() => {
     window: z.enum(["five_hour", "seven_day"]),
     used_percentage: z.number().check(z.refine(Number.isFinite)),
     resets_at: text.check(z.refine((t) => Number.isFinite(Date.parse(t)))),
-    source: orElse(z.enum(["statusline", "refusal"]), "statusline"),
+    source: orElse(z.enum(["statusline", "refusal", "rollout"]), "statusline"),
     session: absentIfBad,
     text: absentIfBad,
     refusal_at: orElse(z.optional(z.nullable(text)), undefined),
@@ -99,6 +103,7 @@ export function parseReadings(text: string): Reading[] {
 }
 
 export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env): Reading[] {
+  hostDir(USAGE, env); // forged readings from a folder others can write would pause the seat
   try {
     return parseReadings(readFileSync(readingsPath(seat, env), "utf8"));
   } catch {
@@ -108,7 +113,7 @@ export function readReadings(seat: string, env: NodeJS.ProcessEnv = process.env)
 
 /** Every seat that has readings on this host. */
 export function seatsWithReadings(env: NodeJS.ProcessEnv = process.env): string[] {
-  const dir = join(hostStateDir(env), USAGE);
+  const dir = hostDir(USAGE, env);
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -226,15 +231,9 @@ export function appendReadings(
   env: NodeJS.ProcessEnv = process.env,
 ): Reading[] {
   if (readings.length === 0) return [];
+  ensureHostDir(USAGE, env); // checked (and made 0700 when absent): one lstat a level
   const path = readingsPath(seat, env);
-  let fd: number;
-  try {
-    fd = openSync(path, "a+", 0o600);
-  } catch (err) {
-    if (!isErrno(err, "ENOENT")) throw err;
-    ensureHostDir(USAGE, env); // only the first reading of a host pays for the mkdir
-    fd = openSync(path, "a+", 0o600);
-  }
+  const fd = openStateFile(path, "a+");
   let size: number;
   let written: Reading[];
   try {

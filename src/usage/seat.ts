@@ -1,17 +1,11 @@
-import { join, resolve } from "node:path";
+import { agentFor } from "../agent/index.js";
 import type { ProgramConfig } from "../config/schema.js";
-import { expandHome } from "../util/fs.js";
-import { homeDir } from "../util/lazy.js";
 
 /**
- * The program's seat (its Claude config folder, DESIGN §4): `usage.seat`, else
- * `manager.env.CLAUDE_CONFIG_DIR`, else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+ * The program's seat (DESIGN §4, §19): `usage.seat`, else the agent's own config folder as
+ * the manager sees it (Claude: `manager.env.CLAUDE_CONFIG_DIR`, `$CLAUDE_CONFIG_DIR`,
+ * `~/.claude`; Codex: `manager.env.CODEX_HOME`, `$CODEX_HOME`, `~/.codex`).
  */
 export function seatOf(config: ProgramConfig, env = process.env): string {
-  const chosen =
-    config.usage.seat ??
-    config.manager.env.CLAUDE_CONFIG_DIR ??
-    env.CLAUDE_CONFIG_DIR ??
-    join(homeDir(env), ".claude");
-  return resolve(expandHome(chosen));
+  return agentFor(config).seat(config, env);
 }

@@ -5,7 +5,7 @@ import { processInfo } from "../process/identity.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { readJsonFile } from "../util/json-file.js";
 import { orElse } from "../util/lenient.js";
-import { ensureHostDir, hostStateDir } from "./host-state.js";
+import { ensureHostDir, hostDir } from "./host-state.js";
 
 /**
  * The statusline's session map (DESIGN §4): which transcript an agent process is writing.
@@ -59,7 +59,7 @@ function read(path: string): SessionEntry | null {
  * statusline runs on every update). Returns whether it wrote.
  */
 export function recordSession(entry: SessionEntry, env: NodeJS.ProcessEnv = process.env): boolean {
-  let dir = join(hostStateDir(env), SESSIONS);
+  const dir = ensureHostDir(SESSIONS, env); // checked (and made 0700 when absent)
   const path = join(dir, `${entry.pid}.json`);
   const old = read(path);
   // An update without a context window (an older Claude Code, a malformed field) keeps the last.
@@ -75,7 +75,6 @@ export function recordSession(entry: SessionEntry, env: NodeJS.ProcessEnv = proc
     (old.context_window_size ?? null) === (entry.context_window_size ?? null)
   )
     return false;
-  if (!old) dir = ensureHostDir(SESSIONS, env);
   writeJsonAtomic(path, entry);
   if (!old) pruneDeadSessions(dir, entry.pid);
   return true;
@@ -104,6 +103,6 @@ export function lookupSession(
   manager: { pid: number; start_time: string },
   env: NodeJS.ProcessEnv = process.env,
 ): SessionEntry | null {
-  const entry = read(join(hostStateDir(env), SESSIONS, `${manager.pid}.json`));
+  const entry = read(join(hostDir(SESSIONS, env), `${manager.pid}.json`));
   return entry && entry.start_time === manager.start_time ? entry : null;
 }

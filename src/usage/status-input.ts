@@ -1,6 +1,7 @@
 // What Claude Code pipes to its statusLine command, validated piece by piece with zod/mini:
 // one malformed field must not cost the rest of the line.
 import * as z from "zod/mini";
+import { strippedLine } from "../util/sanitize.js";
 import { contextOfUsage, type Usage } from "./context-usage.js";
 import type { NewReading, UsageWindow } from "./readings.js";
 import { plausibleReset } from "./window-bounds.js";
@@ -176,7 +177,7 @@ export function statusLine(input: StatusInput, contextTokens: number | null): st
   }
   const seven = input.windows.seven_day;
   if (seven) parts.push(`7d ${Math.floor(seven.used_percentage)}%`);
-  // One line, whatever the input holds: a newline or a terminal escape in a model name is a space.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
-  return parts.join(" · ").replace(/[\u0000-\u001f\u007f]+/g, " ");
+  // One line, whatever the input holds: a newline or a terminal escape in a model name (C0, DEL,
+  // C1, U+2028/9) is a space.
+  return strippedLine(parts.join(" · "));
 }

@@ -1,7 +1,8 @@
 // `sheepdog hook stop-failure` (DESIGN §5): a usage-limit StopFailure is recorded as a refusal
 // at once. Loaded only for that event (its own bundle in the hot path: see scripts/build.mjs).
-import { readFileSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
 import { EXIT } from "../errors.js";
+import { readStdin } from "../util/stdin.js";
 import { quiet } from "./hook-quiet.js";
 import { seatFromEnv } from "./host-state.js";
 import { refusalReadingOf } from "./limit.js";
@@ -11,10 +12,11 @@ import { readStopFailure, refusalOfStopFailure } from "./stop-failure.js";
 /** `usage.pause_fallback`'s default: the hook belongs to no program, so it has no setting. */
 const FALLBACK_MS = 3600_000;
 
-export function stopFailure(): number {
+export async function stopFailure(): Promise<number> {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(0, "utf8"));
+    // at most 1 MB, within 5 s: a stdin that never closes does not hang the turn
+    raw = JSON.parse(await readStdin());
   } catch (err) {
     quiet("reading the payload", err);
     return EXIT.ok;

@@ -20,6 +20,11 @@ export interface OpenTool {
   timeout_ms: number | null;
   /** A Bash call's `command` input. */
   command?: string;
+  /**
+   * The agent's own limit for the call (ms), when its reader knows one: past it plus
+   * quiet_after the agent itself is stuck (Codex's exec_command yields its output by then).
+   */
+  limit_ms?: number;
 }
 
 /** The API error a turn ended on (a synthetic assistant entry). */
@@ -29,6 +34,8 @@ export interface TurnError {
   /** `error`: `rate_limit`, `server_error`, `authentication_failed`, `billing_error`… */
   error: string | null;
   text: string;
+  /** What it calls for, when the agent's reader knows (Codex names a usage limit itself). */
+  cause?: "usage_limit" | "transient" | "auth";
 }
 
 export type TailState =

@@ -1,15 +1,8 @@
 // Reading a Claude Code transcript (JSONL) from its end (DESIGN §4): the cost must not grow
 // with the transcript's size, and a 20 MB tool result must never be parsed or held whole.
-import {
-  closeSync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from "node:fs";
+import { closeSync, fstatSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { openRegular } from "../util/fs.js";
 import { type BackLine, linesBackward } from "./backward.js";
 import { contextOfUsage, type Usage } from "./context-usage.js";
 import {
@@ -296,7 +289,7 @@ export function findTranscript(opts: {
 export function readTail(path: string, maxBytes: number): string {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openRegular(path); // a FIFO would block the evidence (and the tick) for ever
   } catch {
     return "";
   }

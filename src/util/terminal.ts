@@ -1,5 +1,6 @@
 // Human tables fit the terminal (DESIGN §16): the widest columns give way first, each cut cell
 // ending in "…"; `--wide` (or output that is not a terminal, with no $COLUMNS) shows all of it.
+import { shownLine } from "./sanitize.js";
 
 /** The width human output must fit: the terminal's, else $COLUMNS, else none (Infinity). */
 export function outputWidth(wide: boolean | undefined, stream = process.stdout): number {
@@ -41,8 +42,12 @@ function fitWidths(rows: string[][], width: number): number[] {
   return widths;
 }
 
-/** Aligned columns, every cell padded to its column, the whole fitted to `width`. */
-export function alignRows(rows: string[][], width = Number.POSITIVE_INFINITY): string {
+/**
+ * Aligned columns, every cell padded to its column, the whole fitted to `width`. A cell is one
+ * line: a newline or escape in it (a note, a reason) is shown as `\xNN`, never acted on.
+ */
+export function alignRows(cells: string[][], width = Number.POSITIVE_INFINITY): string {
+  const rows = cells.map((row) => row.map(shownLine));
   const widths = fitWidths(rows, width);
   return rows
     .map((row) =>

@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { identityOf } from "../process/identity.js";
+import { ensureHostDir } from "../usage/host-state.js";
 import { faultPoint } from "../util/fault-point.js";
 import { writeJsonAtomic } from "../util/fs.js";
 import { iso } from "../util/time.js";
@@ -10,7 +10,12 @@ import {
   type PassRunner,
   ProgramWatch,
 } from "./program-watch.js";
-import { pruneWatcherRecords, type WatcherRecord, watchersDir } from "./status-file.js";
+import {
+  pruneWatcherRecords,
+  WATCHERS_DIR,
+  type WatcherRecord,
+  watchersDir,
+} from "./status-file.js";
 
 export interface WatcherOptions {
   /** The program roots to watch; asked again every second when `rescan` is set (`--all`). */
@@ -131,7 +136,7 @@ export class Watcher {
       decision: w.last?.report.decision ?? null,
     }));
     try {
-      mkdirSync(watchersDir(), { recursive: true, mode: 0o700 });
+      ensureHostDir(WATCHERS_DIR);
       writeJsonAtomic(this.recordPath, this.record);
     } catch {
       // doctor then says no watcher runs; the watching itself goes on

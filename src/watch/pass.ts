@@ -1,4 +1,5 @@
 import type { ProgramContext } from "../config/context.js";
+import { CONFIG_SETTLE_MS } from "../config/last-valid.js";
 import { refreshClockStep } from "../util/clock-step.js";
 import { faultPoint } from "../util/fault-point.js";
 import type { PassSupervisor } from "../watchdog/supervisor.js";
@@ -16,7 +17,8 @@ export function watchPass(
     supervisor.run(program, async (signal) => {
       refreshClockStep();
       faultPoint("watch.pass.before-tick");
-      const report = await tickProgram(program, { signal });
+      // a program.json read broken is only "invalid" once read the same 2 s later (DESIGN §18)
+      const report = await tickProgram(program, { signal, configSettleMs: CONFIG_SETTLE_MS });
       faultPoint("watch.pass.after-tick");
       return report;
     });

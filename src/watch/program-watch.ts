@@ -1,6 +1,7 @@
 import { relative } from "node:path";
 import type { FSWatcher } from "chokidar";
 import { openProgramAt, type ProgramContext } from "../config/context.js";
+import { CONFIG_SETTLE_MS, sightPending } from "../config/last-valid.js";
 import { livenessOf, machineId } from "../process/identity.js";
 import { ControlFeed } from "../remote/stream.js";
 import { spellEvent } from "../watchdog/activity-rule.js";
@@ -172,7 +173,9 @@ export class ProgramWatch {
   }
 
   private async pass(trigger: string): Promise<void> {
-    if (!this.program) this.load();
+    // A broken program.json is read again at every pass: the second read, 2 s on, is what
+    // makes it "invalid" (DESIGN §18), or finds it fixed.
+    if (!this.program || this.program.configInvalid) this.load();
     const program = this.program;
     const at = Date.now();
     if (program) this.nextScheduled = nextSlot(at, program.policy.interval);
@@ -183,6 +186,11 @@ export class ProgramWatch {
     const report = await this.run(program, trigger);
     this.watched = watchedOf(report.facts, report.decision);
     this.wakeAt = wakeOf(report, Date.now(), program.policy);
+    if (program.configInvalid && sightPending(program.stateDir, program.configInvalid)) {
+      // read it again once it has had CONFIG_SETTLE_MS to settle
+      const again = at + CONFIG_SETTLE_MS;
+      this.wakeAt = this.wakeAt === null ? again : Math.min(this.wakeAt, again);
+    }
     this.last = { root: this.root, trigger, at, report };
     this.done(this.last, null);
   }

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { type EventType, PASS_EVENT_TYPES } from "../journal/events.js";
+import { openRegular } from "../util/fs.js";
 import { jsonValues } from "../util/jsonl.js";
 
 /**
@@ -48,7 +49,7 @@ export function journalChange(
 ): { relevant: boolean; mark: JournalMark | null } {
   let fd: number;
   try {
-    fd = openSync(join(stateDir, "journal.jsonl"), "r");
+    fd = openRegular(join(stateDir, "journal.jsonl"), { noFollow: true });
   } catch {
     return { relevant: mark !== null, mark: null };
   }

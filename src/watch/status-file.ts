@@ -2,7 +2,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { livenessOf } from "../process/identity.js";
-import { hostStateDir } from "../usage/host-state.js";
+import { hostDir } from "../usage/host-state.js";
 import { readJsonFile } from "../util/json-file.js";
 import { orElse } from "../util/lenient.js";
 
@@ -26,8 +26,9 @@ export interface WatcherRecord {
   }[];
 }
 
+/** The watchers' folder, checked like every host state folder (DESIGN §18). */
 export function watchersDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(hostStateDir(env), WATCHERS_DIR);
+  return hostDir(WATCHERS_DIR, env);
 }
 
 const orNull = orElse(z.nullable(z.string()), null);

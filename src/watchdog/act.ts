@@ -3,7 +3,7 @@ import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { appendEvent, type JournalEvent, type NewEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
-import { screenTail } from "../launch/claude-screen.js";
+import { dialogOnScreen, screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
@@ -98,19 +98,44 @@ const HANDLERS: Handlers = {
       const launcher = await launcherFor(e.start.launcher);
       screen = await launcher.screen(run.program, launchedOf(e.start)).catch(() => null);
     }
+    // A start held before its claim: which start, what it waits for, and the hook's words.
+    const start = e.waiting_for !== undefined && e.start ? e.start : null;
+    const kept = screen ? screenTail(screen) : (e.screen ?? null);
     run.journal({
-      ...(screen ? { screen: screenTail(screen) } : {}),
+      ...(kept ? { screen: kept } : {}),
       type: e.type,
       pid: e.pid,
       reason: e.reason,
       verdict: e.activity.verdict,
       evidence: e.activity.evidence,
       ...(e.activity.since ? { since: e.activity.since } : {}),
+      ...(start ? { launch_began: start.launch_began ?? start.at } : {}),
+      ...(e.waiting_for !== undefined ? { waiting_for: e.waiting_for } : {}),
+      ...(e.notification ? { notification: e.notification } : {}),
     });
     run.actions.push(`journaled ${e.type}`);
   },
   async nudge(run, e) {
     const launcher = await launcherFor(e.start.launcher);
+    // Never into a dialog: the nudge's Enter (or its letters) would answer it (issue 33). The
+    // manager waits for a person: that is paged as `blocked`, and no nudge counts.
+    const screen = await launcher.screen(run.program, launchedOf(e.start)).catch(() => null);
+    const dialog = screen ? dialogOnScreen(screen) : null;
+    if (screen && dialog) {
+      const reason = `${e.reason}; but its pane shows a dialog (${dialog}): not nudged, a person must answer it`;
+      run.journal({
+        screen: screenTail(screen),
+        type: "blocked",
+        pid: e.pid,
+        reason,
+        verdict: "blocked",
+        evidence: [`its screen shows a dialog: ${dialog}`],
+      });
+      run.actions.push(
+        `not nudged: pid ${e.pid}'s pane shows a dialog (${dialog}); journaled blocked`,
+      );
+      return;
+    }
     let via: string | null = null;
     let error: string | null = null;
     try {
@@ -130,6 +155,27 @@ const HANDLERS: Handlers = {
       ...(error ? { error } : {}),
     });
     run.actions.push(error ? `nudge failed: ${error}` : `nudged pid ${e.pid} (${via})`);
+  },
+  async resume_line(run, e) {
+    const launcher = await launcherFor(e.start.launcher);
+    let via: string | null = null;
+    let error: string | null = null;
+    try {
+      via = launcher.nudge ? await launcher.nudge(run.program, launchedOf(e.start), e.text) : null;
+      if (via === null) error = `the ${e.start.launcher} launcher cannot type into its pane`;
+    } catch (err) {
+      error = (err as Error).message.split("\n")[0] ?? "failed";
+    }
+    // Untyped, the holder still has claim_grace to go on, then rule 9 replaces it.
+    run.journal({
+      type: "resume_typed",
+      pid: e.pid,
+      reason: e.reason,
+      text: e.text,
+      ...(via ? { via } : {}),
+      ...(error ? { error } : {}),
+    });
+    run.actions.push(error ? `resume line failed: ${error}` : `typed the resume line (${via})`);
   },
   async lease_lost(run, e) {
     // First in a fence, and never what keeps the stop from happening: a full disk that refuses
@@ -173,6 +219,14 @@ const HANDLERS: Handlers = {
       // The host state dir refused the write: this program still pauses, judged in memory.
     }
   },
+  async record_readings(run, e) {
+    const { recordReadings } = await import("./refusal.js");
+    try {
+      recordReadings(run.program, e.readings, run.now);
+    } catch {
+      // The host state dir refused the write: this tick judged with them in memory all the same.
+    }
+  },
   async keep_evidence(run) {
     const stop = run.decision.effects.find(
       (x): x is Extract<StopEffect, { who: "holder" }> => x.kind === "stop" && x.who === "holder",
@@ -200,7 +254,15 @@ const HANDLERS: Handlers = {
     if (!run.claimClear) return; // a stop found the holder well after all: its claim stays
     const seen = readClaim(run.program.stateDir);
     if (!seen.held) return;
-    const broken = breakStaleClaim(run.program.stateDir, seen, run.decision.reason);
+    // A holder this tick stopped (stuck, idle, wedged, fenced) is not one found dead.
+    const stopped = run.events.some((x) => x.type === "manager_stopped" && x.who === "holder");
+    const broken = breakStaleClaim(
+      run.program.stateDir,
+      seen,
+      run.decision.reason,
+      Date.now(),
+      stopped,
+    );
     if (broken instanceof LockBusy) {
       // Not "the claim changed": the claim is as it was, and this pass cannot break it now.
       run.claimClear = false;
@@ -217,7 +279,18 @@ const HANDLERS: Handlers = {
     } else run.claimClear = !readClaim(run.program.stateDir).held;
   },
   async stand_down(run, e) {
-    run.journal({ type: "stood_down", reason: e.reason });
+    // What became of the claim's holder, for the report: a holder left alive (an auth stand-down)
+    // still runs; a dead one's claim is left for the next start to break.
+    const claim = run.facts.claim;
+    const stopped = run.events.some((x) => x.type === "manager_stopped" && x.who === "holder");
+    const holder =
+      claim.state === "none"
+        ? {}
+        : {
+            holder_state: stopped ? "stopped" : claim.state,
+            ...("pid" in claim ? { holder_pid: claim.pid } : {}),
+          };
+    run.journal({ type: "stood_down", reason: e.reason, ...holder });
     run.actions.push("stood down: sheepdog resume clears it");
   },
   async start(run, e) {
@@ -350,6 +423,7 @@ async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): 
     type: "manager_stopped",
     pid: e.pid,
     start_time: e.start_time,
+    who: "holder",
     reason: e.note?.reason ?? decision.reason,
     ...(e.note ? { planned: true } : {}),
     decision: decision.decision,
@@ -412,6 +486,15 @@ async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
     run.actions.push("a start cut short mid-launch never claimed: journaled start_cut_short");
     return;
   }
+  // What it was waiting for, before anything of it is stopped: its screen, its hook records.
+  let evidence: string | null = null;
+  let evidenceError: string | null = null;
+  try {
+    const { keepStartEvidence } = await import("./evidence.js");
+    evidence = await keepStartEvidence(run.program, start, run.decision.reason, run.now);
+  } catch (err) {
+    evidenceError = (err as Error)?.message ?? String(err);
+  }
   let outcome = "nothing running";
   if (start.pid !== undefined && start.start_time !== undefined) {
     const r = await stopProcess(
@@ -423,21 +506,24 @@ async function stopLeftover(run: Run, start: StartRecord): Promise<void> {
     if (r.outcome === "survived") survived(start.pid);
   }
   if (hasPane(start)) await closePane(run.program, start);
-  if (outcome === "gone" && !hasPane(start)) return;
+  if (outcome === "gone" && !hasPane(start) && evidence === null) return;
   run.journal({
     type: "manager_stopped",
     ...(start.pid !== undefined ? { pid: start.pid, start_time: start.start_time } : {}),
     ...(start.pane !== undefined ? { pane: start.pane } : {}),
     ...(start.window !== undefined ? { window: start.window } : {}),
     reason: `started ${start.at} and never claimed`,
+    who: "leftover",
+    launch_began: start.launch_began ?? start.at,
     decision: run.decision.decision,
-    evidence: null,
+    evidence,
+    ...(evidenceError ? { evidence_error: evidenceError } : {}),
     outcome,
   });
   run.actions.push(
     start.pid !== undefined
-      ? `stopped unclaimed start pid ${start.pid} (${outcome})`
-      : `closed the unclaimed start's ${start.launcher} pane`,
+      ? `stopped unclaimed start pid ${start.pid} (${outcome})${evidence ? `, evidence in ${evidence}` : ""}`
+      : `closed the unclaimed start's ${start.launcher} pane${evidence ? `, evidence in ${evidence}` : ""}`,
   );
 }
 
@@ -461,6 +547,7 @@ async function stopHandedOver(
       start_time,
       ...(start?.pane !== undefined ? { pane: start.pane } : {}),
       ...(start?.window !== undefined ? { window: start.window } : {}),
+      who: "handed_over",
       reason: "handed over; stopping it before its successor starts",
       decision: run.decision.decision,
       evidence: null,

@@ -1,8 +1,8 @@
 // Reads the evidence for the activity verdict (DESIGN §14), only when decide asks for it: a live
 // holder whose heartbeat is older than quiet_after. Every read is bounded: the transcript's tail,
 // the sub-agent folder's listing, one process-table walk and a short CPU sample.
-import { readdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { statSync } from "node:fs";
+import { agentFor } from "../agent/index.js";
 import type { ProgramContext } from "../config/context.js";
 import type { StartRecord } from "../journal/replay.js";
 import { envMs } from "../launch/env.js";
@@ -10,7 +10,6 @@ import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { sampleTree } from "../process/tree.js";
 import { readHookRecords } from "../usage/hook-records.js";
 import { lookupSession } from "../usage/sessions.js";
-import { transcriptTail } from "../usage/transcript-tail.js";
 import { type Activity, type ActivityEvidence, activityOf, type ChildProcess } from "./activity.js";
 import { holderTranscript } from "./holder-transcript.js";
 
@@ -24,24 +23,6 @@ function mtime(path: string): number | null {
   } catch {
     return null;
   }
-}
-
-/** The newest mtime among `<session>/subagents/*.jsonl` (Claude Code 2.1.328's layout). */
-function subagentsGrewAt(transcript: string): number | null {
-  const dir = join(transcript.slice(0, -".jsonl".length), "subagents");
-  let newest: number | null = null;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return null;
-  }
-  for (const name of names.slice(0, 200)) {
-    if (!name.endsWith(".jsonl")) continue;
-    const m = mtime(join(dir, name));
-    if (m !== null && (newest === null || m > newest)) newest = m;
-  }
-  return newest;
 }
 
 function childOf(p: { pid: number; comm: string; args: string }): ChildProcess {
@@ -83,24 +64,26 @@ async function screenOf(
 /** Reads the evidence about a live holder and judges it. */
 export async function readActivity(
   program: ProgramContext,
-  holder: { pid: number; start_time: string },
+  holder: { pid: number; start_time: string; claimed_at?: string },
   now: number,
   /** This spell's nudge (epoch ms), once one was sent. */
   nudgedAt: number | null = null,
   /** The start that launched the holder (its pane), when known. */
   start: StartRecord | null = null,
-): Promise<Activity & { transcript: string | null }> {
+): Promise<Activity & { transcript: string | null; turn_ended?: boolean }> {
+  const agent = agentFor(program.config);
   let transcript: string | null = null;
   try {
-    transcript = holderTranscript(program, holder);
+    const since = holder.claimed_at ? Date.parse(holder.claimed_at) : Number.NaN;
+    transcript = holderTranscript(program, holder, Number.isNaN(since) ? undefined : since);
   } catch {
     // no transcript to read: less evidence
   }
   const session =
-    lookupSession(holder)?.session_id ?? (transcript ? basename(transcript, ".jsonl") : null);
+    lookupSession(holder)?.session_id ?? (transcript ? agent.sessionOf(transcript) : null);
   const hooks = session ? readHookRecords(session) : { stop: null, notification: null };
   const main = transcript ? mtime(transcript) : null;
-  const sub = transcript ? subagentsGrewAt(transcript) : null;
+  const sub = transcript ? agent.sideGrewAt(transcript) : null;
   const grewInSub = sub !== null && (main === null || sub > main);
   const grew = grewInSub ? sub : main;
   const windowMs = envMs("SHEEPDOG_ACTIVITY_SAMPLE_MS", SAMPLE_MS);
@@ -110,10 +93,14 @@ export async function readActivity(
   ]);
   const ev: ActivityEvidence = {
     transcript,
-    tail: transcript ? transcriptTail(transcript) : { state: "unknown", at: null },
+    tail: transcript ? agent.tail(transcript) : { state: "unknown", at: null },
     grew_at: grew !== null ? new Date(grew).toISOString() : null,
     grew_in_subagent: grewInSub,
-    children: sample.tree.map(childOf),
+    // A child wakes only an agent that is told when it ends (not Codex: DESIGN §19).
+    children: sample.tree.map((p) => {
+      const c = childOf(p);
+      return agent.backgroundWakes ? c : { ...c, wakes: false };
+    }),
     cpu_ms: sample.cpu_ms,
     cpu_window_ms: windowMs,
     stop: hooks.stop
@@ -132,5 +119,10 @@ export async function readActivity(
       : null,
     screen,
   };
-  return { ...activityOf(ev, now, program.policy.quietAfter, nudgedAt), transcript };
+  return {
+    ...activityOf(ev, now, program.policy.quietAfter, nudgedAt),
+    transcript,
+    // Whether it sits at its prompt: what a resume line after a usage pause needs (DESIGN §19).
+    turn_ended: ev.tail.state === "ended",
+  };
 }

@@ -74,7 +74,11 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
       ...ctx.pre,
       note(decision),
       ...stopLiveHolder(facts, claim),
-      startFor(ctx, `the previous manager (pid ${pid}) was ${what}: ${a.evidence[0] ?? a.verdict}`),
+      startFor(
+        ctx,
+        `the previous manager (pid ${pid}) was ${what}: ${a.evidence[0] ?? a.verdict}`,
+        true,
+      ),
     ],
     loop_prefix: `pid ${pid} was ${what}; stopped, and `,
     ...ages,
@@ -83,6 +87,9 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
   if (a.verdict === "wedged") return restart("restart_wedged", "wedged", "");
 
   if (a.verdict === "idle") {
+    // Its pane showed a dialog when the nudge came (act journaled `blocked`): a person must
+    // answer it; no nudge and no restart before stale_after.
+    if (spellEvent(facts, claim, "blocked")) return null;
     const nudged = spellEvent(facts, claim, "nudged");
     const pane = start !== null && start.launcher !== "command" && start.pane !== undefined;
     if (!pane)
@@ -92,7 +99,7 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
       return {
         decision: "nudge",
         rule: 9,
-        reason: `pid ${pid} ${words}; nudged once (restarted if it is still idle ${fmt(policy.nudgeWait)} after)`,
+        reason: `pid ${pid} ${words}; one nudge is due (restarted if it is still idle ${fmt(policy.nudgeWait)} after it)`,
         effects: [
           ...ctx.pre,
           {
@@ -160,6 +167,9 @@ export function quietWords(ctx: RuleContext, claim: Alive): string {
   if (a.verdict === "interrupted")
     return `; interrupted by a person${a.since ? ` at ${a.since}` : ""} (${a.evidence.join("; ")}): no nudge, no restart before stale_after (${fmt(ctx.policy.staleAfter)})`;
   const nudged = a.verdict === "idle" ? spellEvent(ctx.facts, claim, "nudged") : null;
+  const held = a.verdict === "idle" ? spellEvent(ctx.facts, claim, "blocked") : null;
+  if (held)
+    return `; ${activityWords(a)}; its pane showed a dialog when it was due a nudge (paged ${fmt(ctx.now - ms(held.at))} ago): left for a person until stale_after`;
   const after = nudged
     ? `; nudged ${fmt(ctx.now - ms(nudged.at))} ago, restarted if still idle ${fmt(ctx.policy.nudgeWait)} after`
     : "";

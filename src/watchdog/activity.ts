@@ -2,6 +2,7 @@
 // retrying the API, or blocked at a prompt, from evidence gather read. Pure: no I/O, no clock.
 // Evidence only ever makes a restart sooner; a verdict never delays rule 9.
 import { showsLimitDialog } from "../launch/claude-screen.js";
+import { waitsForPerson } from "../usage/notification-kinds.js";
 import { parseRefusal } from "../usage/refusal.js";
 import type { TailState } from "../usage/transcript-tail.js";
 import { formatDuration } from "../util/duration.js";
@@ -70,14 +71,17 @@ export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** A Stop this long before the turn's last entry is still that turn's (the hook runs first). */
 const STOP_SLACK_MS = 60_000;
-/** Notifications that mean a person must answer before it can go on. */
-const BLOCKING = new Set(["permission_prompt", "elicitation_dialog"]);
 
 const fmt = formatDuration;
 const t = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
 
 /** A tool's own time limit (ms), when Claude Code enforces one we know: Bash's. */
-export function toolLimitMs(tool: { name: string; timeout_ms: number | null }): number | null {
+export function toolLimitMs(tool: {
+  name: string;
+  timeout_ms: number | null;
+  limit_ms?: number;
+}): number | null {
+  if (tool.limit_ms !== undefined) return tool.limit_ms; // the agent's reader knows it
   if (tool.name !== "Bash") return null;
   return Math.min(tool.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
 }
@@ -87,7 +91,9 @@ export function apiCauseOf(e: {
   status: number | null;
   error: string | null;
   text: string;
+  cause?: ApiCause;
 }): ApiCause {
+  if (e.cause) return e.cause; // the agent's reader named it (Codex's codex_error_info)
   if (
     e.status === 401 ||
     e.status === 402 ||
@@ -141,7 +147,7 @@ export function activityOf(
 
   // Blocked: a prompt a person must answer came after the last thing the session wrote.
   const n = ev.notification;
-  if (n?.type && BLOCKING.has(n.type) && tail.state !== "ended" && !(t(tail.at) > t(n.at)))
+  if (n && waitsForPerson(n.type) && tail.state !== "ended" && !(t(tail.at) > t(n.at)))
     return {
       verdict: "blocked",
       since: n.at,

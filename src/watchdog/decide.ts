@@ -10,8 +10,10 @@ import {
   pauseGraceEnd,
   startAge,
 } from "./gaps.js";
+import { heldStart } from "./held-start.js";
 import { startOfHolder } from "./holder-start.js";
 import { leaseRule } from "./lease-rule.js";
+import { withResumeLine } from "./resume-rule.js";
 import {
   type DecidePolicy,
   type Decision,
@@ -60,7 +62,9 @@ export function decide(facts: Facts, policy: DecidePolicy): Decision | NeedsFact
   const matched = matchRule(facts, policy);
   if (isNeeds(matched)) return matched;
   const { loop_prefix: _, ...d } = guardCrashLoop(matched, facts, policy);
-  return withRefusalRecord(d, facts);
+  const resumed = withResumeLine(d, facts, policy.resumeLine);
+  if (isNeeds(resumed)) return resumed;
+  return withRefusalRecord(resumed, facts);
 }
 
 /**
@@ -98,24 +102,30 @@ function guardCrashLoop(d: Matched, facts: Facts, policy: DecidePolicy): Matched
   };
 }
 
-/** A refusal gather judged in memory is recorded for the seat first (gather never writes). */
+/**
+ * A refusal gather judged in memory is recorded for the seat first (gather never writes); so
+ * are the usage readings a manager's transcript carries (Codex's, DESIGN §19).
+ */
 function withRefusalRecord(d: Decision, facts: Facts): Decision {
   const r = facts.seat.refusal;
-  if (r?.recorded !== false) return d;
-  const record: Effect = {
-    kind: "record_refusal",
-    text: r.text,
-    at: r.at,
-    resets_at: r.resets_at,
-    named_reset: r.named_reset,
-    transcript: r.transcript,
-    ...(r.window ? { window: r.window } : {}),
-    ...(r.exact ? { exact: r.exact } : {}),
-    ...(r.limit_type ? { limit_type: r.limit_type } : {}),
-    ...(r.needs_person ? { needs_person: r.needs_person } : {}),
-    ...(r.session ? { session: r.session } : {}),
-  };
-  return { ...d, effects: [record, ...d.effects] };
+  const u = facts.seat.readings;
+  const records: Effect[] = [];
+  if (u) records.push({ kind: "record_readings", transcript: u.transcript, readings: u.readings });
+  if (r?.recorded === false)
+    records.push({
+      kind: "record_refusal",
+      text: r.text,
+      at: r.at,
+      resets_at: r.resets_at,
+      named_reset: r.named_reset,
+      transcript: r.transcript,
+      ...(r.window ? { window: r.window } : {}),
+      ...(r.exact ? { exact: r.exact } : {}),
+      ...(r.limit_type ? { limit_type: r.limit_type } : {}),
+      ...(r.needs_person ? { needs_person: r.needs_person } : {}),
+      ...(r.session ? { session: r.session } : {}),
+    });
+  return records.length > 0 ? { ...d, effects: [...records, ...d.effects] } : d;
 }
 
 /** The rows of DESIGN §6 in order; the first that matches decides. */
@@ -197,13 +207,15 @@ function seatRule(ctx: RuleContext): Matched | null {
   const evidence = r
     ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}${person}`
     : "";
-  const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence}) until ${until}`;
+  // The seat's reason names each window's reset already ("… at 100% until 14:00Z"): once is enough.
+  const untilText = /\buntil\b/.test(facts.seat.reason) ? "" : ` until ${until}`;
+  const reason = `seat ${facts.seat.seat} is limited (${facts.seat.reason}${evidence})${untilText}`;
   const pause: Effect = { kind: "pause", until, reason, window: facts.seat.window };
   if (person && r?.needs_person) pause.needs_person = { advice: r.needs_person, text: r.text };
   return {
     decision: "pause",
     rule: 5,
-    reason: `${reason}; nothing starts until then`,
+    reason: `${reason}; nothing starts before then`,
     effects: [...ctx.pre, pause],
   };
 }
@@ -416,7 +428,7 @@ function cutShortHandOver(ctx: RuleContext): Matched | null {
 }
 
 /** 11–13. No claim: after a hand-over, while a start is on its way, or nothing at all. */
-function noClaimRule(ctx: RuleContext): Matched {
+function noClaimRule(ctx: RuleContext): Matched | NeedsFacts {
   return handOverRule(ctx) ?? startingRule(ctx) ?? startRule(ctx);
 }
 
@@ -473,25 +485,61 @@ function handOverRule(ctx: RuleContext): Matched | null {
   };
 }
 
-/** 12. A start is on its way: wait for it to claim. */
-function startingRule(ctx: RuleContext): Matched | null {
-  const { facts, policy } = ctx;
+/** 12. A start is on its way: wait for it to claim; one held at a dialog is paged, once. */
+function startingRule(ctx: RuleContext): Matched | NeedsFacts | null {
+  const { facts, policy, now } = ctx;
   const lastStart = facts.history.last_start;
   if (!lastStart || facts.history.claimed_since_last_start) return null;
-  // A start whose process already exited will never claim: not waited for (DESIGN §6).
-  if (facts.last_start_process === "dead") return null;
+  // A start whose process already exited will never claim: not waited for (DESIGN §6); nor one
+  // sheepdog stopped.
+  if (facts.last_start_process === "dead" || lastStart.stopped) return null;
   const { age: since, credit, steppedBack } = startAge(facts, policy, lastStart);
   if (since >= policy.claimGrace) return null;
+  if (facts.unread?.includes("start_held")) return needs("start_held");
   const unit = lastStart.unit ? ` in ${lastStart.unit}` : "";
   const who = lastStart.intent
     ? " (its launch was not journaled: the tick that began it ended mid-launch)"
     : lastStart.pid !== undefined
       ? ` (pid ${lastStart.pid}${unit})`
       : "";
+  const grace = `(grace ${fmt(policy.claimGrace)})${gapNote(credit)}${stepNote(steppedBack)}`;
+  const waiting = `a manager started ${fmt(since)} ago${who} has not claimed yet`;
+  const held = heldStart(facts.start_held, now);
+  if (held && !lastStart.held) {
+    const reason = `${waiting}: it waits for a person (${held.evidence.join("; ")}); paged once, and replaced when claim_grace ${fmt(policy.claimGrace)} has passed`;
+    return {
+      decision: "blocked",
+      rule: 12,
+      reason,
+      effects: [
+        ...ctx.pre,
+        {
+          kind: "note",
+          type: "blocked",
+          pid: lastStart.pid ?? null,
+          reason,
+          activity: {
+            verdict: "blocked",
+            evidence: held.evidence,
+            ...(held.since ? { since: held.since } : {}),
+          },
+          start: lastStart,
+          waiting_for: held.waiting_for,
+          ...(facts.start_held?.screen ? { screen: facts.start_held.screen } : {}),
+          ...(facts.start_held?.notification
+            ? { notification: facts.start_held.notification }
+            : {}),
+        },
+      ],
+    };
+  }
+  const paged = lastStart.held
+    ? `: it waits for a person (${lastStart.held.waiting_for}; paged ${fmt(Math.max(0, now - ms(lastStart.held.at)))} ago)`
+    : "";
   return {
     decision: "starting",
     rule: 12,
-    reason: `a manager started ${fmt(since)} ago${who} has not claimed yet (grace ${fmt(policy.claimGrace)})${gapNote(credit)}${stepNote(steppedBack)}`,
+    reason: `${waiting}${paged} ${grace}`,
     effects: [...ctx.pre],
   };
 }
@@ -507,6 +555,8 @@ function startRule(ctx: RuleContext): Matched {
   if (failed)
     why = `the last start (${fmt(now - ms(failed.at))} ago, ${failed.launcher}) failed: ${failed.reason}`;
   else if (lastStart === null) why = "the program's first start";
+  else if (unclaimed && lastStart.stopped)
+    why = `the manager started ${fmt(now - ms(lastStart.at))} ago${lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : ""} never claimed and was stopped ${fmt(Math.max(0, now - ms(lastStart.stopped.at)))} ago`;
   else if (exited)
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago (pid ${lastStart.pid}) exited before it claimed`;
   else if (unclaimed && lastStart.intent)
@@ -515,8 +565,11 @@ function startRule(ctx: RuleContext): Matched {
     const who = lastStart.pid !== undefined ? ` (pid ${lastStart.pid})` : "";
     why = `the manager started ${fmt(now - ms(lastStart.at))} ago${who} never claimed (grace ${fmt(policy.claimGrace)})`;
   } else why = "no manager holds the claim";
+  // What the last start waited for, where a dialog or a hook said: the crash-loop page quotes it.
+  if (unclaimed && lastStart?.held)
+    why += `; it waited for a person: ${lastStart.held.waiting_for}`;
   const leftover: Effect[] =
-    unclaimed && lastStart && !lastStart.cut_short
+    unclaimed && lastStart && !lastStart.cut_short && !lastStart.stopped
       ? [{ kind: "stop", who: "leftover", start: lastStart }]
       : [];
   return {

@@ -1,4 +1,5 @@
 import type { StartRecord } from "../journal/replay.js";
+import type { NewReading } from "../usage/readings.js";
 
 /**
  * What a decision does, as data, in the order `act` carries it out (DESIGN §6 "what the tick
@@ -31,6 +32,8 @@ export type Effect =
       needs_person?: string;
       session?: string;
     }
+  /** Record the usage readings a manager's transcript carries (Codex's rate_limits) for the seat. */
+  | { kind: "record_readings"; transcript: string; readings: NewReading[] }
   /** Keep the live holder's evidence (transcript tail, screen) before it is stopped. */
   | { kind: "keep_evidence"; pid: number }
   | StopEffect
@@ -42,12 +45,19 @@ export type Effect =
   | {
       kind: "note";
       type: "api_errors" | "blocked" | "restart_idle" | "restart_wedged";
-      pid: number;
+      /** The holder's pid; for a start held before its claim, its pid when it recorded one. */
+      pid: number | null;
       reason: string;
       /** `since`: when the spell began (the turn's end, the call's start), journaled as `since`. */
       activity: { verdict: string; evidence: string[]; since?: string };
       /** `blocked`: the holder's start, whose pane's screen goes into the page. */
       start?: StartRecord | null;
+      /** `blocked` before a claim (rule 12): what it waits for, in a few words. */
+      waiting_for?: string;
+      /** The screen gather read (act reads it again where it can). */
+      screen?: string;
+      /** The Notification that said it waits. */
+      notification?: { at: string; type: string | null; message: string | null };
     }
   /**
    * This host no longer holds the program's lease (DESIGN §15): journaled `lease_lost` and
@@ -60,6 +70,11 @@ export type Effect =
       holder?: string;
       epoch?: number;
     }
+  /**
+   * Type the resume line into a live holder waiting at its prompt when a usage pause ended
+   * (DESIGN §19: an agent that does not go on by itself), journaled `resume_typed`.
+   */
+  | { kind: "resume_line"; pid: number; start: StartRecord; text: string; reason: string }
   /** Type one line into an idle manager's pane (rule 9a), journaled `nudged`. */
   | {
       kind: "nudge";
@@ -98,6 +113,8 @@ export type EffectKind = Effect["kind"];
 const KINDS: Record<EffectKind, true> = {
   lease_lost: true,
   record_refusal: true,
+  record_readings: true,
+  resume_line: true,
   unpause: true,
   pause: true,
   note: true,
@@ -119,6 +136,8 @@ export function describeEffect(e: Effect): string {
       return `would pause until ${e.until}`;
     case "record_refusal":
       return `would record the usage-limit refusal in ${e.transcript} as a seat reading`;
+    case "record_readings":
+      return `would record ${e.readings.length} usage reading(s) from ${e.transcript} for the seat`;
     case "keep_evidence":
       return "would keep evidence";
     case "stop":
@@ -138,6 +157,8 @@ export function describeEffect(e: Effect): string {
       return "would journal lease_lost";
     case "nudge":
       return `would nudge pid ${e.pid} in its ${e.start.launcher} pane`;
+    case "resume_line":
+      return `would type the resume line into pid ${e.pid}'s ${e.start.launcher} pane`;
   }
 }
 

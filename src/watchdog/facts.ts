@@ -1,8 +1,10 @@
 import type { SkippedLines } from "../journal/journal.js";
 import type { History } from "../journal/replay.js";
 import type { MergeLockState } from "../merge-lock/lock.js";
+import type { NewReading } from "../usage/readings.js";
 import type { MonoStamp } from "../util/mono.js";
 import type { Activity } from "./activity.js";
+import type { HeldStartFacts } from "./held-start.js";
 
 /**
  * Everything one tick saw about one program (DESIGN §1: gather's output, decide's input).
@@ -45,6 +47,8 @@ export interface Facts {
     window: string | null;
     /** A usage-limit refusal at the end of this program's manager's transcript, when one counts. */
     refusal?: SeatRefusal | null;
+    /** Usage readings the manager's transcript carries that the seat does not hold yet (Codex). */
+    readings?: SeatReadings;
   };
   claim: ClaimFacts;
   /**
@@ -78,15 +82,27 @@ export interface Facts {
    * What the holder is doing, read only for a live holder quiet for `quiet_after` (DESIGN §14):
    * the verdict and its evidence in words.
    */
-  activity?: Activity & { transcript: string | null };
+  activity?: Activity & {
+    transcript: string | null;
+    /** The transcript's newest turn has ended: the holder waits at its prompt. */
+    turn_ended?: boolean;
+  };
+  /**
+   * Rule 12: what the last start, not yet claimed, shows (its screen's dialog, its session's
+   * Notification), read only when decide asks for it (issue 33).
+   */
+  start_held?: HeldStartFacts;
   /** The program's lease on its git remote (DESIGN §15); absent for a single-host program. */
   lease?: LeaseFacts;
   /** `status` only: pages sent, undelivered, next reminder (the tick does not load page code). */
   pages?: PageStatus;
 }
 
-/** The facts read on request: the transcript (a refusal), the merge lock ref, the activity. */
-export type FactName = "seat_refusal" | "merge_lock" | "activity";
+/**
+ * The facts read on request: the transcript (a refusal), the merge lock ref, the activity, a
+ * pending start's screen and Notification.
+ */
+export type FactName = "seat_refusal" | "merge_lock" | "activity" | "start_held";
 
 /** A span in which the watchdog did not run for more than two intervals (ISO times). */
 export interface Gap {
@@ -107,6 +123,15 @@ export type ClaimFacts =
       claimed_at: string;
     }
   | { state: "unreadable"; problem: string };
+
+/**
+ * The usage readings a manager's transcript carries (a Codex rollout's rate_limits, DESIGN §19)
+ * that the seat's readings do not hold yet: judged with them, and recorded by the tick.
+ */
+export interface SeatReadings {
+  transcript: string;
+  readings: NewReading[];
+}
 
 /** A refusal record found in the manager's transcript (DESIGN §5), as the seat's evidence. */
 export interface SeatRefusal {
@@ -174,8 +199,18 @@ export interface PageStatus {
   /** Whether `page.ntfy` is configured at all. */
   configured: boolean;
   last_page: { at: string; kind: string; title: string; priority: number } | null;
-  /** Pages that failed and have not been delivered since; the next tick retries them. */
-  undelivered: { at: string; kind: string; title: string; error: string }[];
+  /**
+   * Pages that failed and have not been delivered since: when and why they last failed, how
+   * many times, and when a tick tries again (backing off, DESIGN §18).
+   */
+  undelivered: {
+    at: string;
+    kind: string;
+    title: string;
+    error: string;
+    failures: number;
+    next_try: string;
+  }[];
   /** When the next stand-down reminder falls due (ISO), or null. */
   next_reminder: string | null;
   reminders_left: number | null;

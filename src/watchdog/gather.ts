@@ -4,7 +4,7 @@ import { readClaim } from "../claim/claim.js";
 import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { type JournalEvent, readJournal } from "../journal/journal.js";
-import { type History, history, replay } from "../journal/replay.js";
+import { type History, history, replay, type StartRecord } from "../journal/replay.js";
 import { isZombie, livenessOf, machineId, processInfo } from "../process/identity.js";
 import { seatLimit } from "../usage/limit.js";
 import { seatOf } from "../usage/seat.js";
@@ -66,6 +66,14 @@ export function cadenceMsOf(last: LastTick | null): number | undefined {
 function unpauseOverride(e: JournalEvent | null): number | undefined {
   const at = e ? Date.parse(e.at) : Number.NaN;
   return Number.isNaN(at) ? undefined : at;
+}
+
+/** The last start, when it may still claim and has something to look at (a pid or a pane). */
+function pendingStart(hist: History): StartRecord | null {
+  const s = hist.last_start;
+  if (!s || hist.claimed_since_last_start || s.intent || s.cut_short || s.stopped) return null;
+  const pane = s.pane !== undefined || s.window !== undefined || s.agent !== undefined;
+  return pane || s.pid !== undefined ? s : null;
 }
 
 /** Rule 12: whether the last start's recorded process still runs, when it never claimed. */
@@ -216,6 +224,8 @@ export async function gather(
       ...(program.config.merge_lock ? (["merge_lock"] as const) : []),
       // A live holder's activity costs a process walk and a CPU sample: read when rule 7 asks.
       ...(claim.state === "alive" ? (["activity"] as const) : []),
+      // A start not yet claimed: its screen and hook record, read when rule 12 asks.
+      ...(pendingStart(hist) ? (["start_held"] as const) : []),
     ],
   };
   const startProcess = lastStartProcess(hist);
@@ -231,7 +241,7 @@ async function readFact(
   now: number,
 ): Promise<void> {
   if (fact === "seat_refusal") {
-    const { limit, refusal } = seatWithRefusal(
+    const { limit, refusal, readings } = seatWithRefusal(
       program,
       facts.seat.seat,
       facts.claim,
@@ -246,6 +256,7 @@ async function readFact(
       reason: limit.reason,
       window: limit.window,
       ...(refusal ? { refusal } : {}),
+      ...(readings ? { readings } : {}),
     };
   } else if (fact === "activity") {
     if (facts.claim.state === "alive") {
@@ -254,11 +265,21 @@ async function readFact(
       const nudged = spellEvent(facts, facts.claim, "nudged");
       facts.activity = await readActivity(
         program,
-        { pid: facts.claim.pid, start_time: facts.claim.start_time },
+        {
+          pid: facts.claim.pid,
+          start_time: facts.claim.start_time,
+          claimed_at: facts.claim.claimed_at,
+        },
         now,
         nudged ? Date.parse(nudged.at) : null,
         startOfHolder(facts.history.last_start, facts.claim),
       );
+    }
+  } else if (fact === "start_held") {
+    const start = pendingStart(facts.history);
+    if (start) {
+      const { readHeldStart } = await import("./held-start-read.js");
+      facts.start_held = await readHeldStart(program, start);
     }
   } else if (program.config.merge_lock) {
     facts.merge_lock = await mergeLockFacts(program, program.config.merge_lock, now);

@@ -1,7 +1,9 @@
 // Refusal records feed the seat (DESIGN §5): a usage-limit refusal at the end of the manager's
 // transcript is evidence about the whole seat, recorded as a 100 % reading so every program on
 // the seat pauses alike. One tail read of one transcript per tick, and only when there is a
-// manager of this program to read.
+// manager of this program to read. An agent with no statusline (Codex, DESIGN §19) carries its
+// usage readings in the same transcript: they are judged with the seat's, and recorded.
+import { agentFor } from "../agent/index.js";
 import type { ProgramContext } from "../config/context.js";
 import type { History } from "../journal/replay.js";
 import { cwdOf, livenessOf, machineId } from "../process/identity.js";
@@ -12,11 +14,12 @@ import {
   type SeatLimit,
   seatLimit,
 } from "../usage/limit.js";
-import { type Reading, readReadings } from "../usage/readings.js";
+import { appendReadings, type NewReading, type Reading, readReadings } from "../usage/readings.js";
 import type { Refusal } from "../usage/refusal.js";
 import { seatOf } from "../usage/seat.js";
-import { findTranscript, managerTranscriptEnv, refusalAtEnd } from "../usage/transcript.js";
-import type { ClaimFacts, SeatRefusal } from "./facts.js";
+import { managerTranscriptEnv } from "../usage/transcript.js";
+import { iso } from "../util/time.js";
+import type { ClaimFacts, SeatReadings, SeatRefusal } from "./facts.js";
 import { startOfHolder } from "./holder-start.js";
 
 /** The manager whose transcript may end in a refusal, and the time a refusal must not predate. */
@@ -67,36 +70,46 @@ export function seatWithRefusal(
   now: number,
   /** A person's last unpause (epoch ms): a refusal from before it does not count (§5). */
   notBefore?: number,
-): { limit: SeatLimit; refusal: SeatRefusal | null } {
+): { limit: SeatLimit; refusal: SeatRefusal | null; readings?: SeatReadings } {
   const pct = program.policy.pauseAtPercent;
-  const judged = (extra: Reading[] = []) =>
-    seatLimit(seat, pct, now, process.env, extra, notBefore);
   const subject = subjectOf(claim, history);
-  if (!subject || Number.isNaN(subject.since)) return { limit: judged(), refusal: null };
+  if (!subject || Number.isNaN(subject.since))
+    return { limit: seatLimit(seat, pct, now, process.env, [], notBefore), refusal: null };
+  const agent = agentFor(program.config);
   const cwd = (subject.alive && subject.manager && cwdOf(subject.manager.pid)) || program.root;
   let transcript: string | null = null;
   try {
     // The manager's own CLAUDE_CODE_PROJECT_DIR_NAME names its project folder, if it sets one.
-    transcript = findTranscript({
-      seat,
+    transcript = agent.findTranscript(seat, {
       cwd,
+      root: program.root,
+      since: subject.since,
       ...(subject.manager ? { manager: subject.manager } : {}),
       env: managerTranscriptEnv(program.config.manager.env),
     });
   } catch {
     // no transcript to read: no evidence
   }
-  const found = transcript ? refusalAtEnd(transcript) : null;
+  const recordedReadings = readReadings(seat);
+  // The agent's own readings (Codex's rate_limits), as the seat would hold them once recorded.
+  const unrecorded = transcript ? newReadings(recordedReadings, agent.readings(transcript)) : [];
+  const inMemory = unrecorded.map((r) => ({ at: iso(now), seat, ...r }));
+  const readings =
+    unrecorded.length > 0 && transcript ? { transcript, readings: unrecorded } : null;
+  const judged = (extra: Reading[] = []) =>
+    seatLimit(seat, pct, now, process.env, [...inMemory, ...extra], notBefore);
+  const none = () => ({ limit: judged(), refusal: null, ...(readings ? { readings } : {}) });
+  const found = transcript ? agent.refusal(transcript) : null;
   // A refusal with no time of its own cannot be shown to be this manager's: it does not count.
   const at = found?.at ? Date.parse(found.at) : Number.NaN;
   const overridden = notBefore !== undefined && at <= notBefore;
-  if (!found || !transcript || Number.isNaN(at) || at < subject.since || overridden)
-    return { limit: judged(), refusal: null };
+  if (!found || !transcript || Number.isNaN(at) || at < subject.since || overridden) return none();
 
-  const recorded = recordedRefusal(readReadings(seat), found);
+  const recorded = recordedRefusal(recordedReadings, found);
   const reading: Reading =
     recorded ?? refusalReading(seat, found, program.policy.pauseFallback, now);
   return {
+    ...(readings ? { readings } : {}),
     limit: judged(recorded ? [] : [reading]),
     refusal: {
       text: found.text,
@@ -113,6 +126,28 @@ export function seatWithRefusal(
       ...(found.session ? { session: found.session } : {}),
     },
   };
+}
+
+/**
+ * The readings the seat does not hold yet: each unlike the newest recorded one of its window
+ * and session (what `appendReadings` would write).
+ */
+function newReadings(recorded: readonly Reading[], fresh: NewReading[]): NewReading[] {
+  return fresh.filter((r) => {
+    const same = recorded.findLast(
+      (x) => x.window === r.window && x.source === r.source && x.session === r.session,
+    );
+    return !(
+      same &&
+      same.used_percentage === r.used_percentage &&
+      Date.parse(same.resets_at) === Date.parse(r.resets_at)
+    );
+  });
+}
+
+/** The record_readings effect: the agent's own usage readings, for the seat (DESIGN §19). */
+export function recordReadings(program: ProgramContext, readings: NewReading[], now: number): void {
+  appendReadings(seatOf(program.config), readings, now);
 }
 
 /** The record_refusal effect: the refusal as a seat reading, once (DESIGN §5). */

@@ -33,20 +33,21 @@ export type DecisionKind = (typeof DECISIONS)[number];
 /** The decisions that stop a live holder as an incident: rule 9 and its sooner forms (9a, 9b). */
 export const LIVE_RESTARTS: readonly string[] = ["restart_stuck", "restart_idle", "restart_wedged"];
 
-/** The rule settings decide reads (all durations in ms). */
-export type DecidePolicy = Pick<
-  Policy,
-  | "cadence"
-  | "staleAfter"
-  | "claimGrace"
-  | "mergeMax"
-  | "quietAfter"
-  | "nudgeWait"
-  | "crashLoopStarts"
-  | "crashLoopWithin"
-  | "noProgressHandOvers"
-  | "pauseFallback"
->;
+/** The rule settings decide reads (all durations in ms); `resumeLine` only for an agent that needs one. */
+export type DecidePolicy = Partial<Pick<Policy, "resumeLine">> &
+  Pick<
+    Policy,
+    | "cadence"
+    | "staleAfter"
+    | "claimGrace"
+    | "mergeMax"
+    | "quietAfter"
+    | "nudgeWait"
+    | "crashLoopStarts"
+    | "crashLoopWithin"
+    | "noProgressHandOvers"
+    | "pauseFallback"
+  >;
 
 /** What to do, as data: `effects` in the order act() carries them out (DESIGN §1, §6). */
 export interface Decision {
@@ -114,12 +115,19 @@ export function ruleContext(facts: Facts, policy: DecidePolicy): RuleContext {
   };
 }
 
-/** A start effect; the first start after a pause names the pause's end. */
-export function startFor(ctx: RuleContext, why: string): Effect {
+/**
+ * A start effect; the first start after a pause names the pause's end. A start that replaces a
+ * live holder the activity rules stopped (rules 9a, 9b: idle, wedged) is unplanned, whatever
+ * came before it: an earlier `unpaused`, `cleared` or `reopened` planned the start after it,
+ * not the restart of a manager that worked since (issue 33). Only a pause that ends in this
+ * very tick plans it. (Rule 9's stuck manager after a pause keeps the pause's planned start: it
+ * never went on after the limit.)
+ */
+export function startFor(ctx: RuleContext, why: string, replacesLive = false): Effect {
   return {
     kind: "start",
     reason: ctx.unpause ? `${ctx.unpause}; ${why}` : why,
-    planned: ctx.plannedWhy !== null,
+    planned: replacesLive ? ctx.unpause !== null : ctx.plannedWhy !== null,
   };
 }
 

@@ -8,6 +8,8 @@ import type { ProgramContext } from "../config/context.js";
 import { TICK_DEADLINE_MS } from "../config/load.js";
 import { EXIT, SheepdogError } from "../errors.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
+import { UNSAFE_PROGRAM } from "../state/dir.js";
+import { UnsafePath } from "../state/owned.js";
 import { formatDuration } from "../util/duration.js";
 import { type ProgramReport, TickFailed } from "./tick.js";
 import { BREAK_AFTER_DEADLINE_MS, releaseOwnTickLock } from "./tick-lock.js";
@@ -56,11 +58,13 @@ export function givenUpGraceMs(env: NodeJS.ProcessEnv = process.env): number {
  */
 export function failureReport(root: string, err: unknown, name?: string): ProgramReport {
   const failed = err instanceof TickFailed;
+  // A folder under $SHEEPDOG_HOME that is not the user's own is skipped, and said so.
+  const skipped = err instanceof UnsafePath && err.what === UNSAFE_PROGRAM;
   return {
     program: failed ? err.program.name : (name ?? (basename(root) || root)),
     root,
-    decision: failed ? "tick_failed" : "error",
-    reason: (err as Error)?.message ?? String(err),
+    decision: failed ? "tick_failed" : skipped ? "skipped" : "error",
+    reason: `${skipped ? "skipped: " : ""}${(err as Error)?.message ?? String(err)}`,
     facts: failed ? err.facts : null,
     actions: [],
   };

@@ -1,8 +1,9 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramContext } from "../config/context.js";
-import { firstSight } from "../config/last-valid.js";
+import { sightOf } from "../config/last-valid.js";
 import { appendEvent, type EventOf, type JournalEvent } from "../journal/journal.js";
+import { rotateManagerLog } from "../launch/manager-log.js";
 import type { LeaseRead } from "../lease/tick-lease.js";
 import { sweepLeftovers } from "../lock/dir-lock.js";
 import { hostStateDir } from "../usage/host-state.js";
@@ -79,9 +80,13 @@ function journalSleepGap(program: ProgramContext, facts: Facts, now: number): vo
  * program.json turned invalid (DESIGN §16): the tick goes on with the last valid config, and
  * journals `config_invalid {file, error}` once per broken text, for the pages hook (high).
  */
-function journalConfigInvalid(program: ProgramContext, now: number): JournalEvent | null {
+function journalConfigInvalid(
+  program: ProgramContext,
+  now: number,
+  settleMs: number,
+): JournalEvent | null {
   const invalid = program.configInvalid;
-  if (!invalid || !firstSight(program.stateDir, invalid)) return null;
+  if (!invalid || !sightOf(program.stateDir, invalid, { now, settleMs })) return null;
   return appendEvent(
     program.stateDir,
     { type: "config_invalid", file: invalid.file, error: invalid.error },
@@ -124,6 +129,18 @@ function sweepLeftoversOf(program: ProgramContext): void {
 }
 
 /**
+ * What a running manager and the watchdog keep writing stays bounded (DESIGN §18): manager.log
+ * rotates at its bound even while one chatty manager lives. Never fails a pass.
+ */
+function boundLogs(program: ProgramContext): void {
+  try {
+    rotateManagerLog(program.stateDir);
+  } catch {
+    // the next tick tries again; supervision does not wait on a log
+  }
+}
+
+/**
  * One pass of gather → decide → act for one program (DESIGN §1). A dry run reads only. A
  * real one holds `tick.lock/` throughout, rewrites last-tick.json, journals every act, and
  * hands this tick's events to the pages hook. A failure journals `tick_failed` and throws.
@@ -132,7 +149,14 @@ function sweepLeftoversOf(program: ProgramContext): void {
  */
 export async function tickProgram(
   program: ProgramContext,
-  opts: { dryRun?: boolean; now?: number; signal?: AbortSignal } = {},
+  opts: {
+    dryRun?: boolean;
+    now?: number;
+    /** watch: a broken program.json is journaled only once read the same this far apart. */
+    configSettleMs?: number;
+    /** The supervisor's (supervisor.ts): once aborted the pass acts no more. */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<ProgramReport> {
   const signal = opts.signal ?? new AbortController().signal;
   const now = opts.now ?? Date.now();
@@ -174,8 +198,9 @@ export async function tickProgram(
     try {
       faultPoint("tick.locked");
       sweepLeftoversOf(program);
+      boundLogs(program);
       await phoneAnswers(program, now);
-      const invalid = journalConfigInvalid(program, now);
+      const invalid = journalConfigInvalid(program, now, opts.configSettleMs ?? 0);
       if (invalid) events.push(invalid);
       // The lease first: a takeover's push must land before anything may start (DESIGN §15).
       const lease = await leaseOf(program, (m) => m.holdLeaseFacts(program, now));

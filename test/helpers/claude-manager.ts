@@ -2,7 +2,7 @@
 // model: the model makes it run `sheepdog claim acquire`, `sheepdog save` and, when told,
 // `sheepdog hand-over` through its Bash tool. Shared by the real-CLI manager tests.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { claudeSettings } from "../../src/usage/claude-settings.js";
@@ -55,6 +55,12 @@ export function claudeProgram(
     /** More `permissions.allow` rules than `Bash(sheepdog:*)`. */
     allow?: string[];
     /**
+     * As `sheepdog init --launcher tmux` sets a program up (issue 33): its tmux command
+     * (`claude {prompt}`, auto mode) and its `.claude/settings.json` (absent: `null`), and no
+     * permission rule in the seat.
+     */
+    init?: { command: string[]; projectSettings: string | null };
+    /**
      * Where the program's clean-up goes: a concurrent test passes its context's
      * `onTestFinished` (the default, afterEach, would end every test's programs at the first end).
      */
@@ -66,11 +72,17 @@ export function claudeProgram(
     dir: join(p.home, "seat"),
     auth: o.auth ?? "api-key",
     trusted: o.trusted === false ? [] : [p.root],
-    settings: {
-      ...claudeSettings(),
-      permissions: { allow: ["Bash(sheepdog:*)", ...(o.allow ?? [])] },
-    },
+    settings: o.init
+      ? claudeSettings()
+      : {
+          ...claudeSettings(),
+          permissions: { allow: ["Bash(sheepdog:*)", ...(o.allow ?? [])] },
+        },
   });
+  if (o.init?.projectSettings) {
+    mkdirSync(join(p.root, ".claude"), { recursive: true });
+    writeFileSync(join(p.root, ".claude", "settings.json"), o.init.projectSettings);
+  }
   const bin = standIns([]).bin; // `sheepdog` on PATH, for the model's Bash calls and the hooks
   const tmpdir = tempDir("sd-tmux-");
   const socket = `sd-claude-${process.pid}-${sockets++}`;
@@ -97,7 +109,9 @@ export function claudeProgram(
       env: managerEnv,
       tmux: {
         session: "catalog",
-        command: [claude, "--permission-mode", "default", "{prompt}"],
+        command: o.init
+          ? o.init.command.map((a) => (a === "claude" ? claude : a))
+          : [claude, "--permission-mode", "default", "{prompt}"],
         accept_trust_dialog: o.accept === true,
       },
     },

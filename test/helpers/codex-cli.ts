@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { HOOK_EVENT_LABELS, hookTrustHash } from "../../src/agent/codex/profile.js";
 import { ClaudeWindow } from "./claude-code.js";
 import type { FakeOpenAI } from "./fake-openai.js";
 import { cacheRoot, installOnce } from "./npm-cache.js";
@@ -65,19 +65,7 @@ export async function codexBinary(): Promise<{ path: string | null; why: string 
 }
 
 /** Hook events as hooks.json names them, and the label Codex keys their trust by. */
-export const HOOK_EVENTS = {
-  SessionStart: "session_start",
-  UserPromptSubmit: "user_prompt_submit",
-  PreToolUse: "pre_tool_use",
-  PostToolUse: "post_tool_use",
-  PermissionRequest: "permission_request",
-  PreCompact: "pre_compact",
-  PostCompact: "post_compact",
-  Stop: "stop",
-  SessionEnd: "session_end",
-  SubagentStart: "subagent_start",
-  SubagentStop: "subagent_stop",
-} as const;
+export const HOOK_EVENTS = HOOK_EVENT_LABELS;
 export type HookEvent = keyof typeof HOOK_EVENTS;
 
 /** One command hook as hooks.json holds it. */
@@ -88,42 +76,8 @@ export interface CommandHook {
   timeout?: number;
 }
 
-/** JSON with every object's keys sorted, compact: the form Codex hashes. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v && typeof v === "object") {
-    const keys = Object.keys(v as object)
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
-
-/**
- * The `trusted_hash` Codex (0.171.0) records for a hook when a person trusts it ("Trust all"
- * writes `[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash = …`): the sha256 of the
- * canonical JSON of `{event_name, matcher?, hooks: [the handler, normalized]}`, the handler with
- * its timeout filled in (600 s by default; SessionEnd's clamped to 3 s) and `async: false`
- * (codex-rs/hooks discovery.rs, `command_hook_hash`; config fingerprint.rs, `version_for_toml`).
- * Absent fields are dropped. Checked against what "Trust all" writes (test/capture/codex-capture.ts).
- */
-export function hookTrustHash(event: HookEvent, hook: CommandHook, matcher?: string): string {
-  const timeout = Math.max(1, hook.timeout ?? 600);
-  const identity = {
-    event_name: HOOK_EVENTS[event],
-    matcher,
-    hooks: [
-      {
-        type: "command",
-        command: hook.command,
-        timeout: event === "SessionEnd" ? Math.min(timeout, 3) : timeout,
-        async: false,
-      },
-    ],
-  };
-  return `sha256:${createHash("sha256").update(canonical(identity)).digest("hex")}`;
-}
+// The `trusted_hash` "Trust all" writes: src/agent/codex/profile.ts (init writes the same).
+export { hookTrustHash };
 
 /** A TOML basic string (JSON's escapes are TOML's). */
 const q = (s: string) => JSON.stringify(s);
@@ -139,9 +93,10 @@ export interface CodexHomeOptions {
   trusted?: string[];
   /** A catalog model (0.171.0 warns "Model metadata … not found" for others). */
   model?: string;
-  /** Default "never": the manager runs `sheepdog` with no person to approve it. */
-  approvalPolicy?: "never" | "on-request" | "untrusted";
-  sandboxMode?: "danger-full-access" | "workspace-write" | "read-only";
+  /** Default "never": the manager runs `sheepdog` with no person to approve it; null: unset. */
+  approvalPolicy?: "never" | "on-request" | "untrusted" | null;
+  /** Default "danger-full-access"; null: unset (a profile sets it). */
+  sandboxMode?: "danger-full-access" | "workspace-write" | "read-only" | null;
   /** hooks.json entries, one command per event. */
   hooks?: Partial<Record<HookEvent, CommandHook>>;
   /** Default true: each hook's `trusted_hash` pre-seeded, so Codex runs it without asking. */
@@ -152,8 +107,8 @@ export interface CodexHomeOptions {
   top?: Record<string, TomlScalar>;
   /** More `[model_providers.fake]` keys: `stream_idle_timeout_ms` (a hung stream's wait)… */
   provider?: Record<string, TomlScalar>;
-  /** Default true: the "Switch to …?" modal after a limit is not shown. */
-  hideRateLimitNudge?: boolean;
+  /** Default true: the "Switch to …?" modal after a limit is not shown; null: unset (a profile sets it). */
+  hideRateLimitNudge?: boolean | null;
 }
 
 export interface CodexHome {
@@ -176,8 +131,8 @@ export function makeCodexHome(o: CodexHomeOptions): CodexHome {
   const top: Record<string, TomlScalar> = {
     model: o.model ?? "gpt-6.2-sol",
     model_provider: "fake",
-    approval_policy: o.approvalPolicy ?? "never",
-    sandbox_mode: o.sandboxMode ?? "danger-full-access",
+    ...(o.approvalPolicy === null ? {} : { approval_policy: o.approvalPolicy ?? "never" }),
+    ...(o.sandboxMode === null ? {} : { sandbox_mode: o.sandboxMode ?? "danger-full-access" }),
     check_for_update_on_startup: false,
     ...(o.top ?? {}),
   };
@@ -194,7 +149,8 @@ export function makeCodexHome(o: CodexHomeOptions): CodexHome {
   );
   for (const [k, v] of Object.entries(o.provider ?? {})) lines.push(`${k} = ${tomlValue(v)}`);
   for (const f of o.trusted ?? []) lines.push("", `[projects.${q(f)}]`, 'trust_level = "trusted"');
-  lines.push("", "[notice]", `hide_rate_limit_model_nudge = ${o.hideRateLimitNudge !== false}`);
+  if (o.hideRateLimitNudge !== null)
+    lines.push("", "[notice]", `hide_rate_limit_model_nudge = ${o.hideRateLimitNudge !== false}`);
   const hooks: Record<string, unknown> = {};
   for (const [event, hook] of Object.entries(o.hooks ?? {}) as [HookEvent, CommandHook][]) {
     hooks[event] = [{ hooks: [hook] }];

@@ -271,7 +271,7 @@ const OPS: Op[] = [
       return ["claim", "release", "--pid", pid];
     },
     after: endSleepers,
-    points: ["claim.removed-aside", "claim.release.before-journal", "journal.torn.released"],
+    points: ["claim.release.after-journal", "claim.removed-aside", "journal.torn.released"],
     maxDelayMs: 400,
   },
   {

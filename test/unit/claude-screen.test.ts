@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  dialogOnScreen,
   isTrustDialog,
   showsDialog,
   showsInputBox,
@@ -54,6 +55,45 @@ describe("the real 2.1.328 screens", () => {
     expect(showsInputBox(INPUT)).toBe(true);
     expect(showsDialog(INPUT)).toBe(false);
     for (const s of [TRUST, TRUST_YES, API_KEY]) expect(showsInputBox(s)).toBe(false);
+  });
+});
+
+describe("dialogOnScreen: a screen held at a dialog, 2.1.328 and 2.1.332", () => {
+  const fixture = (version: string, name: string) =>
+    readFileSync(join(__dirname, `../fixtures/claude-${version}`, name), "utf8");
+  it.each([
+    [
+      "2.1.328",
+      "screens/auto-mode-cant-check.txt",
+      "Auto mode can't check actions in this session",
+    ],
+    [
+      "2.1.332",
+      "screens/auto-mode-cant-check.txt",
+      "Auto mode can't check actions in this session",
+    ],
+    ["2.1.328", "screens/permission-prompt-manual-mode.txt", "Bash command"],
+    ["2.1.332", "screens/permission-prompt-manual-mode.txt", "Bash command"],
+    ["2.1.328", "screen-permission-prompt.txt", "Bash command"],
+    ["2.1.328", "screens/trust-dialog.txt", "Accessing workspace:"],
+    ["2.1.328", "screens/api-key-dialog.txt", "Detected a custom API key in your environment"],
+  ])("%s %s is held at %s", (version, name, first) => {
+    const s = fixture(version, name);
+    expect(dialogOnScreen(s)).toBe(first);
+    expect(showsDialog(s)).toBe(true);
+    expect(showsInputBox(s)).toBe(false);
+  });
+  it.each([
+    "screens/input-box-after-dialogs.txt",
+    // the input box's own footer says "Esc to cancel": Claude continues by itself
+    "screen-usage-limit-wait.txt",
+    "screen-retrying.txt",
+  ])("2.1.328 %s shows no dialog", (name) => {
+    expect(dialogOnScreen(fixture("2.1.328", name))).toBeNull();
+  });
+  it("an empty screen, or one of plain output, shows none", () => {
+    expect(dialogOnScreen("")).toBeNull();
+    expect(dialogOnScreen("$ sleep 100\nhello\n")).toBeNull();
   });
 });
 

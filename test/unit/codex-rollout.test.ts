@@ -109,10 +109,30 @@ describe("context tokens and the window", () => {
     expect(r.model_context_window).toBe(475000);
   });
 
-  it("before the first response's count, none; the window from task_started", () => {
+  it("before the first response's usage, none; the window from task_started", () => {
     const r = read(cut(fixture("rollout-tool-turn.jsonl"), kind("function_call")));
     expect(r.context_tokens).toBeNull();
     expect(r.model_context_window).toBe(475000);
+  });
+
+  it("during a call, before its token_count: the response's token_usage_record (a save in its own call)", () => {
+    // The captured open call: function_call, then the response's token_usage_record (input
+    // 2500); the token_count comes only after the call's output.
+    const open = fixture("rollout-call-open.jsonl");
+    expect(tokenCounts(open)).toEqual([]);
+    expect(read(open).context_tokens).toBe(2500);
+    const second = cut(fixture("rollout-tool-turn.jsonl"), (e) => e.type === "token_usage_record");
+    expect(read(second).context_tokens).toBe(2600);
+  });
+
+  it("a record before a compaction does not count after it", () => {
+    const es = entries(fixture("rollout-after-compaction.jsonl"));
+    const c = es.findIndex((e) => e.type === "compacted");
+    const estimate = es.slice(c).find(kind("token_count")) as Entry;
+    const until = toText(es.slice(0, es.indexOf(estimate) + 1));
+    expect(read(until).context_tokens).toBe(estimate.payload.info.last_token_usage.total_tokens);
+    const next = es.slice(es.indexOf(estimate)).find((e) => e.type === "token_usage_record");
+    expect(read(toText(es.slice(0, es.indexOf(next as Entry) + 1))).context_tokens).toBe(1500);
   });
 
   it("after an auto-compaction: the next response's input", () => {
@@ -369,6 +389,7 @@ describe("activity", () => {
         since: call.timestamp,
         timeout_ms: 10_000,
         command: "echo hi",
+        limit_ms: 10_000,
       },
     });
   });
@@ -434,10 +455,13 @@ describe("activity", () => {
     expect(read(text + tail.slice(0, 80)).activity.state).toBe("tool_open");
   });
 
-  it("Esc in the TUI: turn_aborted, an ended turn that says so", () => {
-    expect(read(fixture("rollout-tui-interrupted.jsonl")).activity).toMatchObject({
-      state: "ended",
-      error: { status: null, error: "interrupted" },
+  it("Esc in the TUI: turn_aborted (interrupted), a person's interruption", () => {
+    const text = fixture("rollout-tui-interrupted.jsonl");
+    const aborted = entries(text).filter(kind("turn_aborted")).at(-1) as Entry;
+    expect(read(text).activity).toEqual({
+      state: "interrupted",
+      at: aborted.timestamp,
+      text: "turn aborted: interrupted",
     });
   });
 

@@ -270,16 +270,22 @@ describe("failures and retries", () => {
     expect(String(out[0]?.error)).toMatch(/ECONNREFUSED|UND_ERR_SOCKET/);
     expect(pageStatus(ctx).undelivered).toMatchObject([{ kind: "stood_down" }]);
 
-    // Still down: the next tick tries again (once) and fails again.
-    const again = await afterEvents(ctx, [], { tick: true });
-    expect(again.map((x) => [x.type, x.retry])).toEqual([["page_failed", true]]);
+    // Still down: a tick within the first 5 minutes does not try again (backing off)…
+    expect(await afterEvents(ctx, [], { tick: true })).toEqual([]);
+    // …the next tick past them tries once and fails again, journaling a count, not the page.
+    const later = Date.now() + 6 * 60_000;
+    const again = await afterEvents(ctx, [], { tick: true, now: later });
+    expect(again.map((x) => [x.type, x.retry, x.failures])).toEqual([["page_failed", true, 2]]);
+    expect(again[0]?.page).toBeUndefined();
 
     await server.start();
     // Not a tick (resume, finish): no retry.
     expect(await afterEvents(ctx, [], { tick: false })).toEqual([]);
     expect(server.received).toHaveLength(0);
 
-    const retried = await afterEvents(ctx, [], { tick: true });
+    // the second retry waits 10 minutes after the second failure
+    expect(await afterEvents(ctx, [], { tick: true, now: later + 9 * 60_000 })).toEqual([]);
+    const retried = await afterEvents(ctx, [], { tick: true, now: later + 11 * 60_000 });
     expect(retried.map((x) => [x.type, x.kind, x.retry])).toEqual([["paged", "stood_down", true]]);
     expect(server.received).toHaveLength(1);
     expect(server.received[0]?.title).toBe("catalog stood down");
@@ -453,7 +459,9 @@ describe("heartbeat URL", () => {
     const e = journal(ctx, { type: "tick_failed", error: "boom" });
     const out = await afterEvents(ctx, [e], { tick: true });
     expect(out.map((x) => x.type)).toEqual(["paged", "heartbeat_failed"]);
-    expect(out[1]?.error).toContain(url);
+    // by its origin only (DESIGN §18): the path is a check's secret key
+    expect(out[1]?.error).toContain(`${gone.url}/…: `);
+    expect(out[1]?.error).not.toContain("/hc/gone");
     expect(out[1]?.error).toMatch(/ECONNREFUSED/);
   });
 });

@@ -384,6 +384,8 @@ describe("pageStatusOf", () => {
           kind: "tick_failed",
           title: "catalog: watchdog tick failed",
           error: "ntfy server x answered 500",
+          failures: 1,
+          next_try: "2026-01-01T01:05:00.000Z", // 5 min after the first failure
         },
       ],
       next_reminder: "2026-01-01T04:00:00.000Z",

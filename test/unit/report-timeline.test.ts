@@ -65,10 +65,35 @@ const ENDINGS: { name: string; events: JournalEvent[]; ending: Ending; label: st
   },
   {
     name: "found dead at a stand-down (its claim is left for the start after resume)",
-    events: [ev(10, "stood_down", { reason: "holder pid 1 is dead; crash loop" })],
+    events: [
+      ev(10, "stood_down", {
+        reason: "holder pid 1 is dead; crash loop",
+        holder_state: "dead",
+        holder_pid: 1,
+      }),
+    ],
     ending: "dead",
     label: "dead",
   },
+  {
+    name: "a stand-down that leaves its holder alive (Claude Code's credentials fail): still running",
+    events: [
+      ev(10, "stood_down", {
+        reason: "pid 1: Claude Code cannot reach the API with its credentials",
+        holder_state: "alive",
+        holder_pid: 1,
+      }),
+    ],
+    ending: "running",
+    label: "running",
+  },
+  {
+    name: "a stand-down that names no holder state (an older journal): it ends nothing",
+    events: [ev(10, "stood_down", { reason: "holder pid 1 is dead; crash loop" })],
+    ending: "running",
+    label: "running",
+  },
+
   {
     name: "removed by a person",
     events: [ev(10, "released", { pid: 1, forced: true, note: "moving the rack" })],

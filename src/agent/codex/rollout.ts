@@ -54,6 +54,8 @@ export interface CodexRefusal {
 export interface RolloutState {
   /** The context the next request carries; null when unknown (right after a compaction). */
   context_tokens: number | null;
+  /** The time of the line `context_tokens` was read from (a token_count or token_usage_record). */
+  context_at?: string | null;
   /** `model_context_window` (Codex's own: 95 % of the configured window). */
   model_context_window: number | null;
   readings: CodexReadings | null;
@@ -155,7 +157,23 @@ function turnErrorOf(error: Json): TurnError | null {
     kind = Object.keys(info)[0] ?? null;
     status = num(kind ? info[kind]?.http_status_code : null);
   }
-  return { status, error: kind, text: (str(error.message) ?? "").slice(0, 300) };
+  return {
+    status,
+    error: kind,
+    text: (str(error.message) ?? "").slice(0, 300),
+    cause: causeOf(kind, status),
+  };
+}
+
+/**
+ * What a turn's error calls for (codex-rs `CodexErrorInfo`, snake_case): the usage limit is
+ * the refusal rule's; credentials a restart cannot fix; anything else passes (Codex has already
+ * retried it: a plain 429 is `response_too_many_failed_attempts`, not a limit).
+ */
+function causeOf(kind: string | null, status: number | null): TurnError["cause"] {
+  if (kind === "usage_limit_exceeded") return "usage_limit";
+  if (kind === "unauthorized" || status === 401 || status === 402 || status === 403) return "auth";
+  return "transient";
 }
 
 /**
@@ -181,12 +199,15 @@ function openToolOf(l: Line): OpenTool {
   try {
     args = typeof l.p?.arguments === "string" ? JSON.parse(l.p.arguments) : null;
   } catch {}
+  const due = dueMs(name, args);
   return {
     name,
     id: l.callId ?? "",
     since: l.at ?? "",
-    timeout_ms: dueMs(name, args),
+    timeout_ms: due,
     ...(typeof args?.cmd === "string" ? { command: args.cmd } : {}),
+    // Past its yield time the output is overdue: Codex itself is stuck, not the command.
+    ...(due !== null ? { limit_ms: due } : {}),
   };
 }
 
@@ -257,10 +278,13 @@ function decides(l: Line): TailState | "call" | "output" | null {
     }
     if (l.kind === "turn_aborted") {
       const reason = str(l.p?.reason) ?? "aborted";
+      // A person's Esc in the TUI (0.171.0: `reason: "interrupted"`): someone is at the keyboard.
+      if (reason === "interrupted")
+        return { state: "interrupted", at, text: "turn aborted: interrupted" };
       return {
         state: "ended",
         at,
-        error: { status: null, error: reason, text: `turn aborted: ${reason}` },
+        error: { status: null, error: reason, text: `turn aborted: ${reason}`, cause: "transient" },
       };
     }
     if (l.kind === "task_started" || l.kind === "user_message")
@@ -295,6 +319,7 @@ export function readRollout(
 ): RolloutState {
   const zone = o.localZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   let context: number | null | undefined;
+  let contextAt: string | null = null;
   /** A newer token_count with no input tokens: the estimate right after a compaction? */
   let zeroInput: number | null | undefined;
   let window: number | null = null;
@@ -343,9 +368,20 @@ export function readRollout(
           const input = num(last.input_tokens);
           if (zeroInput !== undefined)
             context = null; // zero input with no compaction before it
-          else if (input !== null && input > 0) context = input;
-          else zeroInput = num(last.total_tokens);
+          else if (input !== null && input > 0) {
+            context = input;
+            contextAt = l.at;
+          } else zeroInput = num(last.total_tokens);
         }
+      }
+    }
+    // The usage of a response whose token_count is not written yet (Codex writes that after
+    // the calls' outputs): a save in the middle of its own call reads the context it was sent.
+    if (l.type === "token_usage_record" && l.p && context === undefined) {
+      const input = num(l.p.usage?.input_tokens);
+      if (input !== null && input > 0) {
+        context = zeroInput !== undefined ? null : input;
+        contextAt = l.at;
       }
     }
     if (l.type === "compacted" && context === undefined)
@@ -385,6 +421,7 @@ export function readRollout(
   if (limitDone) refusal = refusalOf(limitDone, null, zone);
   return {
     context_tokens: context ?? null,
+    context_at: context === undefined || context === null ? null : contextAt,
     model_context_window: window,
     readings,
     refusal,
