@@ -1,7 +1,7 @@
 // `doctor` and `check` on the seat's Claude Code (DESIGN §14, §17): the version the manager
 // command would run against the tested ones (a stub `claude` that prints a version, and the real
 // pinned one), and hook events its settings declare that it does not know.
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -129,6 +129,11 @@ describe("hook events the seat's Claude Code does not know", () => {
       StopFailure: [{ hooks: [{ type: "command", command: "sheepdog hook stop-failure" }] }],
       Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop" }] }],
     });
-    expect(sheepdog(["check", "--program", p.root], { env: p.env }).code).toBe(0);
+    // The seat lets the manager run sheepdog unattended (check's permission rule, issue 33).
+    const settings = JSON.parse(readFileSync(join(p.seat, "settings.json"), "utf8"));
+    settings.permissions = { allow: ["Bash(sheepdog:*)"] };
+    writeFileSync(join(p.seat, "settings.json"), JSON.stringify(settings));
+    const r = sheepdog(["check", "--program", p.root], { env: p.env });
+    expect(r.code, r.stderr).toBe(0);
   });
 });
