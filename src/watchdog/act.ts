@@ -3,7 +3,8 @@ import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
-import { dialogOnScreen, screenTail } from "../launch/claude-screen.js";
+import { agentScreen } from "../launch/agent-screen.js";
+import { screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
@@ -115,7 +116,7 @@ const HANDLERS: Handlers = {
     // Never into a dialog: the nudge's Enter (or its letters) would answer it (issue 33). The
     // manager waits for a person: that is paged as `blocked`, and no nudge counts.
     const screen = await launcher.screen(run.program, launchedOf(e.start)).catch(() => null);
-    const dialog = screen ? dialogOnScreen(screen) : null;
+    const dialog = screen ? agentScreen(run.program.config).dialog(screen) : null;
     if (screen && dialog) {
       const reason = `${e.reason}; but its pane shows a dialog (${dialog}): not nudged, a person must answer it`;
       run.journal({
