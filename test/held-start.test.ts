@@ -4,10 +4,12 @@
 // held before its claim is paged `blocked` once with its screen, said in status, its screen
 // kept as evidence before it is replaced, and quoted by the crash-loop stand-down; an idle
 // manager whose pane shows a dialog is never nudged into it. A Codex manager's pane is read by
-// Codex's rules (its 0.171.0 "Hooks need review" screen), not Claude Code's.
+// Codex's rules (its 0.171.0 "Hooks need review" screen), not Claude Code's; the resume line after
+// a Codex pause a person ended is typed once, and never into a dialog either.
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { appendEvent } from "../src/journal/journal.js";
 import { sheepdog } from "./helpers/cli.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { cleanUpTmux, lastStart, screenOf, server, tmuxProgram } from "./helpers/tmux-world.js";
@@ -32,10 +34,10 @@ const CODEX = join(__dirname, "fixtures", "codex-0.171.0");
 const CODEX_HOOKS = join(CODEX, "screen-hooks-review.txt");
 
 /** A rollout of `root` in the Codex seat, as 0.171.0 writes one: its last turn ended. */
-function codexRollout(seat: string, root: string): void {
+function codexRollout(seat: string, root: string, fixture = "rollout-tui-turn.jsonl"): void {
   const dir = join(seat, "sessions", "2026", "12", "03");
   mkdirSync(dir, { recursive: true });
-  const text = readFileSync(join(CODEX, "rollout-tui-turn.jsonl"), "utf8");
+  const text = readFileSync(join(CODEX, fixture), "utf8");
   writeFileSync(
     join(dir, "rollout-2026-12-03T13-27-21-01a23c16-9013-7373-bdb9-a095fcc735ef.jsonl"),
     text.replaceAll("{CWD}", realpathSync(root)),
@@ -246,4 +248,53 @@ describe("nudge safety", () => {
     expect(ofType(p.stateDir, "nudged")).toHaveLength(0);
     expect(screenOf(s, a.pane)).not.toContain("sheepdog: this session");
   }, 60_000);
+
+  it.each([
+    [
+      "at its composer, the line is typed",
+      join(CODEX, "screen-usage-limit.txt"),
+      /typed the resume line \(/,
+    ],
+    [
+      "at Codex's dialog, it is not typed into it",
+      CODEX_HOOKS,
+      /resume line failed: its pane shows a dialog \(Hooks need review\): not typed into it/,
+    ],
+  ])(
+    "a Codex usage pause a person ended (sheepdog unpause): %s",
+    async (_what, screen, want) => {
+      const s = server();
+      const p = tmuxProgram(
+        s,
+        ["--hang-after", "1", "--screen", screen],
+        { stale_after: "1h" },
+        {},
+        { agent: "codex" },
+      );
+      expect(tick(p.env).report.decision).toBe("start");
+      const a = lastStart(p.stateDir);
+      await waitForClaimBy(p.stateDir, a.pid);
+      await waitFor("its one save", () => ofType(p.stateDir, "saved").length > 0);
+      // It stopped at the limit (its rollout ends in the refusal); a tick paused the seat (as the
+      // tick journals it), and a person ended the pause early.
+      codexRollout(p.seat, p.root, "rollout-tui-usage-limit.jsonl");
+      appendEvent(p.stateDir, {
+        type: "paused",
+        until: new Date(Date.now() + 3_600_000).toISOString(),
+        reason: "seat limited",
+        window: "five_hour",
+      });
+      await waitFor("the screen", () => screenOf(s, a.pane).includes("›"));
+      expect(sheepdog(["unpause"], { env: p.env }).code).toBe(0);
+      const t = await tickAsync(p.env);
+      expect(t.report.decision, t.report.reason).toBe("ok");
+      expect(t.report.actions.join("; ")).toMatch(want);
+      expect(ofType(p.stateDir, "resume_typed")).toHaveLength(1);
+      // Once: the next tick types nothing.
+      const again = await tickAsync(p.env);
+      expect(again.report.actions.join("; ")).not.toMatch(/resume line/);
+      expect(ofType(p.stateDir, "resume_typed")).toHaveLength(1);
+    },
+    30_000,
+  );
 });
