@@ -1,9 +1,11 @@
 // `doctor` and `check` on the seat's Claude Code (DESIGN §14, §17): the version the manager
 // command would run against the tested ones (a stub `claude` that prints a version, and the real
 // pinned one), and hook events its settings declare that it does not know.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SHEEPDOG_ALLOW_RULE } from "../src/usage/claude-permissions.js";
 import {
   NEWEST_TESTED_VERSION,
   PINNED_VERSION,
@@ -24,7 +26,11 @@ function program(bin: string, hooks: Record<string, unknown> = {}) {
   const home = tempDir("sd-doctor-claude-");
   const seat = join(home, "seat");
   mkdirSync(seat);
-  writeFileSync(join(seat, "settings.json"), JSON.stringify({ hooks }));
+  // The manager may run sheepdog unasked (what init sets up): these tests are of hook events.
+  writeFileSync(
+    join(seat, "settings.json"),
+    JSON.stringify({ hooks, permissions: { allow: [SHEEPDOG_ALLOW_RULE] } }),
+  );
   const p = tempProgram("catalog", {
     manager: { launcher: "tmux", tmux: { session: "catalog", command: [bin, "{prompt}"] } },
     usage: { seat },
@@ -129,10 +135,6 @@ describe("hook events the seat's Claude Code does not know", () => {
       StopFailure: [{ hooks: [{ type: "command", command: "sheepdog hook stop-failure" }] }],
       Stop: [{ hooks: [{ type: "command", command: "sheepdog hook stop" }] }],
     });
-    // The seat lets the manager run sheepdog unattended (check's permission rule, issue 33).
-    const settings = JSON.parse(readFileSync(join(p.seat, "settings.json"), "utf8"));
-    settings.permissions = { allow: ["Bash(sheepdog:*)"] };
-    writeFileSync(join(p.seat, "settings.json"), JSON.stringify(settings));
     const r = sheepdog(["check", "--program", p.root], { env: p.env });
     expect(r.code, r.stderr).toBe(0);
   });

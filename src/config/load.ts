@@ -163,6 +163,7 @@ export function policyOf(config: ProgramConfig): Policy {
     reminders: page?.reminders ?? 2,
     tickDeadline: TICK_DEADLINE_MS,
     lease: config.lease ? leaseTimesOf(config.lease) : null,
+    agentLabel: AGENT_FACTS[agentKindOf(config)].label,
     resumeLine: AGENT_FACTS[agentKindOf(config)].continuesAfterLimit
       ? null
       : (config.manager.resume_line ?? DEFAULT_RESUME_LINE),

@@ -34,6 +34,8 @@ export interface Policy {
    * null when the agent goes on by itself (Claude Code).
    */
   resumeLine: string | null;
+  /** The manager's agent, for people ("Claude Code", "Codex"): the reasons that name it. */
+  agentLabel: string;
   /** The lease's ttl and margin (DESIGN §15), parsed once here; null: a single-host program. */
   lease: LeaseTimes | null;
 }

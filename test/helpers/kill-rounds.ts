@@ -7,7 +7,7 @@
 //   SHEEPDOG_FAULT_ROUNDS=N   random-delay rounds per command (default 1)
 //   SHEEPDOG_FAULT_SEED=S     replay a run (the seed is printed, and named in every failure)
 import { type ChildProcess, spawn } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/journal/journal.js";
@@ -164,6 +164,16 @@ async function settled(w: World): Promise<string[]> {
   return healthy(w);
 }
 
+/** The journal's last lines, for a failure's message. */
+function journalEnd(w: World): string {
+  try {
+    const lines = readFileSync(join(w.stateDir, "journal.jsonl"), "utf8").trimEnd().split("\n");
+    return `\nthe journal's end:\n${lines.slice(-15).join("\n")}`;
+  } catch {
+    return "";
+  }
+}
+
 /**
  * A watcher started after the kill settles the program by itself (no tick), and brings the next
  * killed holder back; then it stops cleanly.
@@ -172,10 +182,14 @@ async function watcherConverges(w: World): Promise<void> {
   const cleanups: (() => void)[] = [];
   const watch = startWatch(w.env, ["--json"], cleanups);
   try {
-    expect(await settled(w), `a watcher after the kill: ${watch.stderr()}`).toEqual([]);
+    expect(await settled(w), `a watcher after the kill: ${watch.stderr()}${journalEnd(w)}`).toEqual(
+      [],
+    );
     const before = holder(w.stateDir)?.pid;
     await killHolder(w);
-    expect(await settled(w), `the watcher's restart: ${watch.stderr()}`).toEqual([]);
+    expect(await settled(w), `the watcher's restart: ${watch.stderr()}${journalEnd(w)}`).toEqual(
+      [],
+    );
     expect(holder(w.stateDir)?.pid, "a new holder").not.toBe(before);
     expect(await watch.stop(), `the watcher's stop: ${watch.stderr()}`).toBe(0);
   } finally {
