@@ -218,6 +218,8 @@ export const EVENTS = {
     fields: {
       kind: oS,
       error: oS,
+      /** The HTTP status ntfy answered (none when it gave no answer: down, timed out). */
+      status: oN,
       /** The page, on its first failure; a retry that fails again journals a count instead. */
       page,
       failures: oN,

@@ -122,13 +122,16 @@ export function withIncidents(input: IncidentInput): IncidentAttempt[] {
   const closed = new Set<string>();
   for (const c of closings(journal, { ...input.context, now: iso(now) })) {
     closed.add(c.incident.id);
+    // A hand-edited `at` makes NaN, which JSON writes as null: left out, or the line is skipped
+    // when read and the close is journaled again on every pass.
+    const after = Math.max(0, Date.parse(c.at) - Date.parse(c.incident.since));
     record({
       type: "incident_closed",
       incident: c.incident.id,
       kind: c.incident.kind,
       how: c.how,
       ended_at: c.at,
-      after_ms: Math.max(0, Date.parse(c.at) - Date.parse(c.incident.since)),
+      ...(Number.isFinite(after) ? { after_ms: after } : {}),
       ...(c.pid !== null ? { pid: c.pid } : {}),
     });
     if (c.incident.delivered)
