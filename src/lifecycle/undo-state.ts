@@ -38,7 +38,7 @@ export function undoHeld<H extends JournalEvent>(
 ): { held: H; event: JournalEvent } | null {
   const held = spec.held(replay(readEvents(program.stateDir, STATE_EVENT_TYPES)));
   if (!held) return null;
-  const event = { ...spec.event(held, note), ...extra } as NewEvent;
+  const event: NewEvent = { ...spec.event(held, note), ...extra };
   return { held, event: appendEvent(program.stateDir, event, now) };
 }
 
