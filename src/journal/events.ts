@@ -5,6 +5,8 @@
 // To add an event type: add one entry below (its fields as zod/mini schemas, built from the
 // shared ones; `by: "pass"` when only a watchdog pass writes it). `appendEvent` then accepts
 // it, readers see it typed, and docs/commands.md's journal section should say what it means.
+// test/unit/journal-written.test.ts holds each type's lines as the code writes them (a new type
+// or field goes there too): each is read back whole, and each field of them must be declared.
 //
 // Fields are optional unless every sheepdog that ever wrote the type wrote them: a line of an
 // old journal that does not fit is skipped, counted and said (journal.ts), never fatal, so a
