@@ -8,7 +8,7 @@ import { COMMAND_SPECS } from "../src/cli-spec.js";
 import { DEFAULTS } from "../src/config/schema.js";
 import { PAGE_KINDS } from "../src/page/compose.js";
 import { claudeSettings } from "../src/usage/claude-settings.js";
-import { EFFECT_KINDS } from "../src/watchdog/effects.js";
+import { EFFECT_KINDS } from "../src/watchdog/rules/effects.js";
 import { sheepdog, tempDir } from "./helpers/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");

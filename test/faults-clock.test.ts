@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { gapsToRecord } from "../src/watchdog/decide.js";
+import { gapsToRecord } from "../src/watchdog/rules/decide.js";
 import { sheepdog } from "./helpers/cli.js";
 import { startWatch } from "./helpers/watch.js";
 import { cleanedUp, ofType, tick, waitFor, waitForClaimBy } from "./helpers/watchdog.js";

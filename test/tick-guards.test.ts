@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { identityOf } from "../src/process/identity.js";
 import { formatDuration } from "../src/util/duration.js";
-import { acquireTickLock } from "../src/watchdog/tick-lock.js";
+import { acquireTickLock } from "../src/watchdog/pass/tick-lock.js";
 import { sheepdog, sheepdogAsync, tempDir } from "./helpers/cli.js";
 import {
   cleanedUp,

@@ -7,11 +7,11 @@ import { formatDuration } from "../util/duration.js";
 import { localTime, localTimes } from "../util/local-time.js";
 import { alignRows, outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
-import { heartbeatAge } from "../watchdog/decide.js";
-import type { Facts } from "../watchdog/facts.js";
-import { readLastTick } from "../watchdog/gather.js";
-import { jsonReport } from "../watchdog/report.js";
-import { type ProgramReport, statusOf } from "../watchdog/tick.js";
+import type { Facts } from "../watchdog/gather/facts.js";
+import { readLastTick } from "../watchdog/gather/gather.js";
+import { jsonReport } from "../watchdog/pass/report.js";
+import { type ProgramReport, statusOf } from "../watchdog/pass/tick.js";
+import { heartbeatAge } from "../watchdog/rules/decide.js";
 
 const ago = (now: number, at: string | null | undefined) =>
   at ? `${formatDuration(now - Date.parse(at))} ago` : "-";

@@ -6,7 +6,7 @@ import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
 import { outputWidth } from "../util/terminal.js";
 import { iso } from "../util/time.js";
-import { jsonReport, tickLines } from "../watchdog/report.js";
+import { jsonReport, tickLines } from "../watchdog/pass/report.js";
 import {
   exitCodeOf,
   exitFlushed,
@@ -14,8 +14,8 @@ import {
   givenUpGraceMs,
   PassSupervisor,
   type StopSignal,
-} from "../watchdog/supervisor.js";
-import * as tick from "../watchdog/tick.js";
+} from "../watchdog/pass/supervisor.js";
+import * as tick from "../watchdog/pass/tick.js";
 
 const SIGNAL_WHO: Record<StopSignal, string> = {
   SIGTERM: "a scheduler's timeout or unload, or a person",

@@ -1,13 +1,13 @@
 import { allProgramRoots, resolveProgramRoot } from "../config/resolve.js";
 import { EXIT, UsageError } from "../errors.js";
 import { describeSkipped } from "../journal/journal.js";
+import { Watcher } from "../resident/loop.js";
+import { watchPass } from "../resident/pass.js";
+import type { PassOutcome } from "../resident/program-watch.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
 import { iso } from "../util/time.js";
-import { Watcher } from "../watch/loop.js";
-import { watchPass } from "../watch/pass.js";
-import type { PassOutcome } from "../watch/program-watch.js";
-import { PassSupervisor } from "../watchdog/supervisor.js";
+import { PassSupervisor } from "../watchdog/pass/supervisor.js";
 
 /** How long a stop (SIGTERM, SIGINT) waits for passes in progress before abandoning them. */
 const STOP_WAIT_MS = 30_000;

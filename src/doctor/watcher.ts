@@ -3,9 +3,9 @@ import type { Scheduler } from "../install/installed.js";
 import { homeDir } from "../install/target.js";
 import { installedWatchers } from "../install/watch-units.js";
 import { livenessOf } from "../process/identity.js";
+import { readWatcherRecords, type WatcherRecord } from "../resident/status-file.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
-import { readWatcherRecords, type WatcherRecord } from "../watch/status-file.js";
 import type { Check } from "./check.js";
 
 const check = (

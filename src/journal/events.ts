@@ -70,7 +70,7 @@ const launch = {
 
 /**
  * Who writes an event: `pass` only a watchdog pass (its lines never wake another watch pass:
- * watch/relevance.ts); `manager` the manager's own commands; `person` a person's; `any` more
+ * resident/relevance.ts); `manager` the manager's own commands; `person` a person's; `any` more
  * than one of them.
  */
 type Writer = "pass" | "manager" | "person" | "any";

@@ -13,7 +13,7 @@ import { machineId } from "../process/identity.js";
 import { formatDuration } from "../util/duration.js";
 import { monoNow } from "../util/mono.js";
 import { iso } from "../util/time.js";
-import type { LeaseFacts } from "../watchdog/facts.js";
+import type { LeaseFacts } from "../watchdog/gather/facts.js";
 import {
   holdLease,
   type LastHeld,

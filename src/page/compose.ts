@@ -3,7 +3,7 @@ import { sheepdogHome } from "../config/resolve.js";
 import type { EventOf, EventType, JournalEvent } from "../journal/journal.js";
 import { formatDuration } from "../util/duration.js";
 import { parseIso } from "../util/time.js";
-import { LIVE_RESTARTS } from "../watchdog/rule-context.js";
+import { LIVE_RESTARTS } from "../watchdog/rules/rule-context.js";
 import type { Page } from "./ntfy.js";
 
 /**

@@ -1,10 +1,10 @@
 import type { ProgramContext } from "../config/context.js";
 import { type EventOf, type JournalEvent, readEvents } from "../journal/journal.js";
 import { iso, parseIso } from "../util/time.js";
-import type { PageStatus } from "../watchdog/facts.js";
+import type { PageStatus } from "../watchdog/gather/facts.js";
 import { nextReminderAt, type PagePolicy, pageHistory, retryDelay, stillRelevant } from "./plan.js";
 
-export type { PageStatus } from "../watchdog/facts.js";
+export type { PageStatus } from "../watchdog/gather/facts.js";
 
 /** Derives the page status from the journal (pure). */
 export function pageStatusOf(

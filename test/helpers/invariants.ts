@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readClaim } from "../../src/claim/claim.js";
 import { readJournal } from "../../src/journal/journal.js";
-import { readTickLock } from "../../src/watchdog/tick-lock.js";
+import { readTickLock } from "../../src/watchdog/pass/tick-lock.js";
 import { sheepdog } from "./cli.js";
 import { FAKE_MANAGER, isAlive } from "./watchdog.js";
 

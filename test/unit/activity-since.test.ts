@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ProgramContext } from "../../src/config/context.js";
 import { type JournalEvent, readEvents } from "../../src/journal/journal.js";
-import { act } from "../../src/watchdog/act.js";
-import { type Decision, decide, isNeeds } from "../../src/watchdog/decide.js";
-import type { Effect } from "../../src/watchdog/effects.js";
-import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
+import { act } from "../../src/watchdog/act/act.js";
+import type { ClaimFacts, Facts } from "../../src/watchdog/gather/facts.js";
+import { type Decision, decide, isNeeds } from "../../src/watchdog/rules/decide.js";
+import type { Effect } from "../../src/watchdog/rules/effects.js";
 import { ago, ev, factsAt, NOW, POLICY, ST } from "./decide-world.js";
 
 const START = { reason: "r", planned: true, launcher: "tmux", pane: "%3", pid: 42, start_time: ST };

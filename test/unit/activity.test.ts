@@ -4,7 +4,11 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { transcriptTail } from "../../src/usage/transcript-tail.js";
-import { type ActivityEvidence, activityOf, apiCauseOf } from "../../src/watchdog/activity.js";
+import {
+  type ActivityEvidence,
+  activityOf,
+  apiCauseOf,
+} from "../../src/watchdog/rules/activity.js";
 import { FIXTURES } from "../helpers/fixtures.js";
 
 const F = (name: string) => join(FIXTURES, "claude-2.1.328", name);

@@ -10,7 +10,7 @@ import { HOOK_EVENTS, TESTED_VERSIONS } from "../../src/usage/claude-versions.js
 import { readStopFailure, refusalOfStopFailure } from "../../src/usage/stop-failure.js";
 import { refusalAtEnd } from "../../src/usage/transcript.js";
 import { transcriptTail } from "../../src/usage/transcript-tail.js";
-import { activityOf } from "../../src/watchdog/activity.js";
+import { activityOf } from "../../src/watchdog/rules/activity.js";
 import { tempDir } from "../helpers/cli.js";
 import { FIXTURES } from "../helpers/fixtures.js";
 import { LIMIT_CASES, limitCase } from "../helpers/limit-cases.js";

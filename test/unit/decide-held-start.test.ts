@@ -6,10 +6,10 @@
 import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/journal/journal.js";
 import { history } from "../../src/journal/replay.js";
-import { type Decision, decide, isNeeds } from "../../src/watchdog/decide.js";
-import { effectName } from "../../src/watchdog/effects.js";
-import type { Facts } from "../../src/watchdog/facts.js";
-import { type HeldStartFacts, heldStart } from "../../src/watchdog/held-start.js";
+import type { Facts } from "../../src/watchdog/gather/facts.js";
+import { type Decision, decide, isNeeds } from "../../src/watchdog/rules/decide.js";
+import { effectName } from "../../src/watchdog/rules/effects.js";
+import { type HeldStartFacts, heldStart } from "../../src/watchdog/rules/held-start.js";
 import { ago, ev, factsAt, NOW, POLICY, ST } from "./decide-world.js";
 
 const DIALOG = "Auto mode can't check actions in this session";

@@ -3,10 +3,10 @@
 // and a manager of this host's own is fenced (evidence, exact-pid stop, claim broken,
 // lease_lost). It comes right after rule 0, before finished, stood down and paused.
 import { describe, expect, it } from "vitest";
-import { decide as ask, type Decision, isNeeds } from "../../src/watchdog/decide.js";
-import { effectName } from "../../src/watchdog/effects.js";
-import type { Facts, LeaseFacts } from "../../src/watchdog/facts.js";
-import { stillHeld } from "../../src/watchdog/lease-rule.js";
+import { stillHeld } from "../../src/lease/rule.js";
+import type { Facts, LeaseFacts } from "../../src/watchdog/gather/facts.js";
+import { decide as ask, type Decision, isNeeds } from "../../src/watchdog/rules/decide.js";
+import { effectName } from "../../src/watchdog/rules/effects.js";
 import { ago, ev, factsAt, MIN, POLICY, ST } from "./decide-world.js";
 
 function decide(facts: Facts): Decision {

@@ -1,12 +1,12 @@
-// The resume line (DESIGN §19, src/watchdog/resume-rule.ts) as decide applies it: when a usage
+// The resume line (DESIGN §19, src/watchdog/rules/resume-rule.ts) as decide applies it: when a usage
 // pause ends and a holder whose agent does not go on by itself (Codex) waits at its prompt in a
 // pane, the tick types `manager.resume_line`; in every other case it types nothing.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RESUME_LINE } from "../../src/agent/kinds.js";
 import type { JournalEvent } from "../../src/journal/journal.js";
-import { decide, isNeeds } from "../../src/watchdog/decide.js";
-import { effectName } from "../../src/watchdog/effects.js";
-import type { Facts } from "../../src/watchdog/facts.js";
+import type { Facts } from "../../src/watchdog/gather/facts.js";
+import { decide, isNeeds } from "../../src/watchdog/rules/decide.js";
+import { effectName } from "../../src/watchdog/rules/effects.js";
 import { ago, ev, factsAt, POLICY, ST } from "./decide-world.js";
 
 const CODEX = { ...POLICY, resumeLine: DEFAULT_RESUME_LINE };

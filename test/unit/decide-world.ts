@@ -2,8 +2,8 @@
 
 import type { JournalEvent } from "../../src/journal/journal.js";
 import { history } from "../../src/journal/replay.js";
-import type { DecidePolicy } from "../../src/watchdog/decide.js";
-import type { Facts } from "../../src/watchdog/facts.js";
+import type { Facts } from "../../src/watchdog/gather/facts.js";
+import type { DecidePolicy } from "../../src/watchdog/rules/decide.js";
 import { asEvent } from "../helpers/events.js";
 
 export const MIN = 60_000;

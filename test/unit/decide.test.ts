@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/journal/journal.js";
 import type { MergeLockState } from "../../src/merge-lock/lock.js";
+import type { ClaimFacts, Facts } from "../../src/watchdog/gather/facts.js";
 import {
   decide as ask,
   type DecidePolicy,
   type Decision,
   isNeeds,
-} from "../../src/watchdog/decide.js";
-import { effectName } from "../../src/watchdog/effects.js";
-import type { ClaimFacts, Facts } from "../../src/watchdog/facts.js";
+} from "../../src/watchdog/rules/decide.js";
+import { effectName } from "../../src/watchdog/rules/effects.js";
 import { ago, ev, factsAt, MIN, NOW, POLICY, ST } from "./decide-world.js";
 
 /** decide with every fact read: always an answer (a request for facts fails the test). */

@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EVIDENCE_KEPT, pruneEvidence } from "../../src/watchdog/evidence.js";
+import { EVIDENCE_KEPT, pruneEvidence } from "../../src/watchdog/act/evidence.js";
 import { tempDir } from "../helpers/cli.js";
 
 const MB = 1024 * 1024;

@@ -17,7 +17,7 @@ import {
 import { describeSkipped, parseJournalText, readJournal } from "../../src/journal/journal.js";
 import { STATE_EVENT_TYPES } from "../../src/journal/replay.js";
 import { PAGE_KINDS } from "../../src/page/compose.js";
-import { OWN_EVENT_TYPES } from "../../src/watch/relevance.js";
+import { OWN_EVENT_TYPES } from "../../src/resident/relevance.js";
 import { tempDir } from "../helpers/cli.js";
 
 const AT = "2026-12-01T10:00:00.000Z";

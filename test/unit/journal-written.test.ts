@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { checkEvent, EVENT_TYPES, EVENTS, type EventType } from "../../src/journal/events.js";
 import { appendEvent, parseJournalText, readJournal } from "../../src/journal/journal.js";
 import { LockBusy } from "../../src/lock/dir-lock.js";
-import { lockBusyEvent } from "../../src/watchdog/lock-busy.js";
+import { lockBusyEvent } from "../../src/watchdog/pass/lock-busy.js";
 import { tempDir } from "../helpers/cli.js";
 
 const AT = "2026-12-01T10:00:00.000Z";

@@ -1,12 +1,12 @@
-// The pass supervisor (src/watchdog/supervisor.ts): each pass its own signal and deadline, a
+// The pass supervisor (src/watchdog/pass/supervisor.ts): each pass its own signal and deadline, a
 // failure mapped to its report once. Shutdown ends the process, so it is tested end to end
 // (test/tick-signals.test.ts, test/watch.test.ts); here, what a pass sees and what comes back.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openProgramAt } from "../../src/config/context.js";
-import { failureReport, PassOverdue, PassSupervisor } from "../../src/watchdog/supervisor.js";
-import { type ProgramReport, TickFailed } from "../../src/watchdog/tick.js";
+import { failureReport, PassOverdue, PassSupervisor } from "../../src/watchdog/pass/supervisor.js";
+import { type ProgramReport, TickFailed } from "../../src/watchdog/pass/tick.js";
 import { tempProgram } from "../helpers/cli.js";
 
 const program = () => openProgramAt(tempProgram().root, { create: true });

@@ -5,11 +5,11 @@ import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { nextSlot, wakeOf } from "../../src/watch/program-watch.js";
-import { PassQueue } from "../../src/watch/queue.js";
-import { journalChange, relevantPath } from "../../src/watch/relevance.js";
-import { readWatcherRecords, type WatcherRecord } from "../../src/watch/status-file.js";
-import type { ProgramReport } from "../../src/watchdog/tick.js";
+import { nextSlot, wakeOf } from "../../src/resident/program-watch.js";
+import { PassQueue } from "../../src/resident/queue.js";
+import { journalChange, relevantPath } from "../../src/resident/relevance.js";
+import { readWatcherRecords, type WatcherRecord } from "../../src/resident/status-file.js";
+import type { ProgramReport } from "../../src/watchdog/pass/tick.js";
 
 describe("relevantPath", () => {
   it.each([

@@ -1,6 +1,6 @@
 // Which start made this holder (DESIGN §6): one answer for the rules that close a holder's
 // pane, stop a manager that handed over, and read a holder's transcript.
-import type { StartRecord } from "../journal/replay.js";
+import type { StartRecord } from "../../journal/replay.js";
 
 /** A manager as the claim or a hand-over names it. */
 export interface HolderRef {

@@ -1,10 +1,10 @@
-import type { SkippedLines } from "../journal/journal.js";
-import type { History } from "../journal/replay.js";
-import type { MergeLockState } from "../merge-lock/lock.js";
-import type { NewReading } from "../usage/readings.js";
-import type { MonoStamp } from "../util/mono.js";
-import type { Activity } from "./activity.js";
-import type { HeldStartFacts } from "./held-start.js";
+import type { SkippedLines } from "../../journal/journal.js";
+import type { History } from "../../journal/replay.js";
+import type { MergeLockState } from "../../merge-lock/lock.js";
+import type { NewReading } from "../../usage/readings.js";
+import type { MonoStamp } from "../../util/mono.js";
+import type { Activity } from "../rules/activity.js";
+import type { HeldStartFacts } from "../rules/held-start.js";
 
 /**
  * Everything one tick saw about one program (DESIGN §1: gather's output, decide's input).

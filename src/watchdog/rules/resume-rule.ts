@@ -2,8 +2,9 @@
 // (Codex 0.171.0 waits at its prompt for ever) is typed `manager.resume_line` once the pause
 // ends, when its holder is alive at its prompt in a pane. A manager that exited is started
 // anew by the rules as usual. Pure, like decide.
+
+import type { Facts } from "../gather/facts.js";
 import type { Effect } from "./effects.js";
-import type { Facts } from "./facts.js";
 import { ms } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 import { type Decision, type NeedsFacts, needs } from "./rule-context.js";

@@ -1,8 +1,8 @@
-import { agentFor } from "../agent/index.js";
-import type { ProgramContext } from "../config/context.js";
-import { cwdOf } from "../process/identity.js";
-import { seatOf } from "../usage/seat.js";
-import { managerTranscriptEnv } from "../usage/transcript.js";
+import { agentFor } from "../../agent/index.js";
+import type { ProgramContext } from "../../config/context.js";
+import { cwdOf } from "../../process/identity.js";
+import { seatOf } from "../../usage/seat.js";
+import { managerTranscriptEnv } from "../../usage/transcript.js";
 
 /**
  * A live holder's transcript (DESIGN §4, §19), as its agent finds it: Claude's session map

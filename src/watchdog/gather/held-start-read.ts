@@ -2,15 +2,15 @@
 // session's Notification hook record, each bounded (one capture, one small file).
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import type { ProgramContext } from "../config/context.js";
-import type { StartRecord } from "../journal/replay.js";
-import { agentScreen } from "../launch/agent-screen.js";
-import { screenTail } from "../launch/claude-screen.js";
-import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
-import { readHookRecords } from "../usage/hook-records.js";
-import { waitsForPerson } from "../usage/notification-kinds.js";
-import { lookupSession } from "../usage/sessions.js";
-import type { HeldStartFacts } from "./held-start.js";
+import type { ProgramContext } from "../../config/context.js";
+import type { StartRecord } from "../../journal/replay.js";
+import { agentScreen } from "../../launch/agent-screen.js";
+import { screenTail } from "../../launch/claude-screen.js";
+import { hasPane, launchedOf, launcherFor } from "../../launch/index.js";
+import { readHookRecords } from "../../usage/hook-records.js";
+import { waitsForPerson } from "../../usage/notification-kinds.js";
+import { lookupSession } from "../../usage/sessions.js";
+import type { HeldStartFacts } from "../rules/held-start.js";
 import { holderTranscript } from "./holder-transcript.js";
 
 /** The start's screen (a pane launcher's), or null. */

@@ -4,9 +4,9 @@
 // paged. It comes right after rule 0, before finished, stood down and paused: a second manager
 // must be stopped whatever else the program's state says. Pure, like decide.
 import { formatDuration } from "../util/duration.js";
-import type { Effect } from "./effects.js";
-import type { Facts, LeaseFacts } from "./facts.js";
-import { type DecidePolicy, type Matched, stopLiveHolder } from "./rule-context.js";
+import type { Facts, LeaseFacts } from "../watchdog/gather/facts.js";
+import type { Effect } from "../watchdog/rules/effects.js";
+import { type DecidePolicy, type Matched, stopLiveHolder } from "../watchdog/rules/rule-context.js";
 
 const fmt = formatDuration;
 

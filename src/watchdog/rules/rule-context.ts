@@ -1,8 +1,8 @@
 // What decide's rows share (DESIGN §6): the decision's shape, the settings it reads, the
 // context below rule 4 and the start effect. Pure, like decide.
-import type { Policy } from "../config/load.js";
+import type { Policy } from "../../config/load.js";
+import type { ClaimFacts, FactName, Facts } from "../gather/facts.js";
 import type { Effect } from "./effects.js";
-import type { ClaimFacts, FactName, Facts } from "./facts.js";
 import { ms } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 

@@ -1,20 +1,20 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { ProgramContext } from "../config/context.js";
-import { sightOf } from "../config/last-valid.js";
-import { appendEvent, type EventOf, type JournalEvent } from "../journal/journal.js";
-import { rotateManagerLog } from "../launch/manager-log.js";
-import type { LeaseRead } from "../lease/tick-lease.js";
-import { sweepLeftovers } from "../lock/dir-lock.js";
-import { hostStateDir } from "../usage/host-state.js";
-import { faultPoint } from "../util/fault-point.js";
-import { writeJsonAtomic } from "../util/fs.js";
-import { iso } from "../util/time.js";
-import { type Decision, gapsToRecord } from "./decide.js";
-import { describeEffect, effectName } from "./effects.js";
-import type { Facts } from "./facts.js";
-import { cadenceOf, currentGap } from "./gaps.js";
-import { cadenceMsOf, gapsOf, gather, judge, LAST_TICK, readLastTick } from "./gather.js";
+import type { ProgramContext } from "../../config/context.js";
+import { sightOf } from "../../config/last-valid.js";
+import { appendEvent, type EventOf, type JournalEvent } from "../../journal/journal.js";
+import { rotateManagerLog } from "../../launch/manager-log.js";
+import type { LeaseRead } from "../../lease/tick-lease.js";
+import { sweepLeftovers } from "../../lock/dir-lock.js";
+import { hostStateDir } from "../../usage/host-state.js";
+import { faultPoint } from "../../util/fault-point.js";
+import { writeJsonAtomic } from "../../util/fs.js";
+import { iso } from "../../util/time.js";
+import type { Facts } from "../gather/facts.js";
+import { cadenceMsOf, gapsOf, gather, judge, LAST_TICK, readLastTick } from "../gather/gather.js";
+import { type Decision, gapsToRecord } from "../rules/decide.js";
+import { describeEffect, effectName } from "../rules/effects.js";
+import { cadenceOf, currentGap } from "../rules/gaps.js";
 import { journalLockBusy } from "./lock-busy.js";
 import { acquireTickLock, readTickLock } from "./tick-lock.js";
 
@@ -42,7 +42,7 @@ async function pages(
   now: number,
   facts: Facts | null,
 ): Promise<JournalEvent[]> {
-  const { afterEvents } = await import("../page/hooks.js");
+  const { afterEvents } = await import("../../page/hooks.js");
   // The manager that runs now, for a recovered incident's page: one this pass started, else
   // the live holder.
   const started = events.findLast(
@@ -59,7 +59,7 @@ async function pages(
  */
 async function phoneAnswers(program: ProgramContext, now: number): Promise<void> {
   if (!program.config.page?.ntfy?.control_topic) return;
-  const { answerPhone } = await import("../remote/answer.js");
+  const { answerPhone } = await import("../../remote/answer.js");
   await answerPhone(program, now);
 }
 
@@ -103,10 +103,10 @@ async function leaseOf(
   look: (m: LeaseLooks) => LeaseRead | Promise<LeaseRead>,
 ): Promise<LeaseRead> {
   if (!program.config.lease) return null;
-  return look(await import("../lease/tick-lease.js"));
+  return look(await import("../../lease/tick-lease.js"));
 }
 
-type LeaseLooks = typeof import("../lease/tick-lease.js");
+type LeaseLooks = typeof import("../../lease/tick-lease.js");
 
 let hostSwept = false;
 
@@ -213,7 +213,7 @@ export async function tickProgram(
       d = await judge(program, facts, now);
       faultPoint("tick.after-decide");
       if (d.effects.length > 0) {
-        const { act } = await import("./act.js");
+        const { act } = await import("../act/act.js");
         const done = await act(program, facts, d, now, signal);
         events.push(...done.events);
         actions = done.actions;

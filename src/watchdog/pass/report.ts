@@ -1,5 +1,5 @@
-import { localTimes } from "../util/local-time.js";
-import { alignRows } from "../util/terminal.js";
+import { localTimes } from "../../util/local-time.js";
+import { alignRows } from "../../util/terminal.js";
 import type { ProgramReport } from "./tick.js";
 
 /** `{"at", "programs": [...]}` (DESIGN §9): an array even for one program. */

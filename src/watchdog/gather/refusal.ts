@@ -3,24 +3,29 @@
 // the seat pauses alike. One tail read of one transcript per tick, and only when there is a
 // manager of this program to read. An agent with no statusline (Codex, DESIGN §19) carries its
 // usage readings in the same transcript: they are judged with the seat's, and recorded.
-import { agentFor } from "../agent/index.js";
-import type { ProgramContext } from "../config/context.js";
-import type { History } from "../journal/replay.js";
-import { cwdOf, livenessOf, machineId } from "../process/identity.js";
+import { agentFor } from "../../agent/index.js";
+import type { ProgramContext } from "../../config/context.js";
+import type { History } from "../../journal/replay.js";
+import { cwdOf, livenessOf, machineId } from "../../process/identity.js";
 import {
   recordedRefusal,
   recordRefusalReading,
   refusalReading,
   type SeatLimit,
   seatLimit,
-} from "../usage/limit.js";
-import { appendReadings, type NewReading, type Reading, readReadings } from "../usage/readings.js";
-import type { Refusal } from "../usage/refusal.js";
-import { seatOf } from "../usage/seat.js";
-import { managerTranscriptEnv } from "../usage/transcript.js";
-import { iso } from "../util/time.js";
+} from "../../usage/limit.js";
+import {
+  appendReadings,
+  type NewReading,
+  type Reading,
+  readReadings,
+} from "../../usage/readings.js";
+import type { Refusal } from "../../usage/refusal.js";
+import { seatOf } from "../../usage/seat.js";
+import { managerTranscriptEnv } from "../../usage/transcript.js";
+import { iso } from "../../util/time.js";
+import { startOfHolder } from "../rules/holder-start.js";
 import type { ClaimFacts, SeatReadings, SeatRefusal } from "./facts.js";
-import { startOfHolder } from "./holder-start.js";
 
 /** The manager whose transcript may end in a refusal, and the time a refusal must not predate. */
 interface Subject {

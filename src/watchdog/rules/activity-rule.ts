@@ -1,10 +1,10 @@
 // Rules 9a–9c (DESIGN §14): what a quiet live holder's activity calls for before stale_after.
 // Evidence only ever makes a restart sooner; rule 9 stays the backstop.
-import type { ActivityEventType } from "../journal/replay.js";
-import { formatDuration } from "../util/duration.js";
+import type { ActivityEventType } from "../../journal/replay.js";
+import { formatDuration } from "../../util/duration.js";
+import type { ClaimFacts, Facts } from "../gather/facts.js";
 import type { Activity } from "./activity.js";
 import type { Effect } from "./effects.js";
-import type { ClaimFacts, Facts } from "./facts.js";
 import { ms } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 import { type Matched, type RuleContext, startFor, stopLiveHolder } from "./rule-context.js";

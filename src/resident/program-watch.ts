@@ -4,11 +4,11 @@ import { openProgramAt, type ProgramContext } from "../config/context.js";
 import { CONFIG_SETTLE_MS, sightPending } from "../config/last-valid.js";
 import { livenessOf, machineId } from "../process/identity.js";
 import { ControlFeed } from "../remote/stream.js";
-import { spellEvent } from "../watchdog/activity-rule.js";
-import type { DecidePolicy } from "../watchdog/decide.js";
-import type { Facts } from "../watchdog/facts.js";
-import { heartbeatAge, pauseGraceEnd } from "../watchdog/gaps.js";
-import type { ProgramReport } from "../watchdog/tick.js";
+import type { Facts } from "../watchdog/gather/facts.js";
+import type { ProgramReport } from "../watchdog/pass/tick.js";
+import { spellEvent } from "../watchdog/rules/activity-rule.js";
+import type { DecidePolicy } from "../watchdog/rules/decide.js";
+import { heartbeatAge, pauseGraceEnd } from "../watchdog/rules/gaps.js";
 import { PassQueue } from "./queue.js";
 import { type JournalMark, journalChange, relevantPath } from "./relevance.js";
 

@@ -1,5 +1,5 @@
-import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import type { LockBusy } from "../lock/dir-lock.js";
+import { appendEvent, type JournalEvent } from "../../journal/journal.js";
+import type { LockBusy } from "../../lock/dir-lock.js";
 
 /**
  * `lock_busy {lock, pid?, since?, reason}`: a pass could not act because a lock was held (by

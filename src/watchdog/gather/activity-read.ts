@@ -2,15 +2,20 @@
 // holder whose heartbeat is older than quiet_after. Every read is bounded: the transcript's tail,
 // the sub-agent folder's listing, one process-table walk and a short CPU sample.
 import { statSync } from "node:fs";
-import { agentFor } from "../agent/index.js";
-import type { ProgramContext } from "../config/context.js";
-import type { StartRecord } from "../journal/replay.js";
-import { envMs } from "../launch/env.js";
-import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
-import { sampleTree } from "../process/tree.js";
-import { readHookRecords } from "../usage/hook-records.js";
-import { lookupSession } from "../usage/sessions.js";
-import { type Activity, type ActivityEvidence, activityOf, type ChildProcess } from "./activity.js";
+import { agentFor } from "../../agent/index.js";
+import type { ProgramContext } from "../../config/context.js";
+import type { StartRecord } from "../../journal/replay.js";
+import { envMs } from "../../launch/env.js";
+import { hasPane, launchedOf, launcherFor } from "../../launch/index.js";
+import { sampleTree } from "../../process/tree.js";
+import { readHookRecords } from "../../usage/hook-records.js";
+import { lookupSession } from "../../usage/sessions.js";
+import {
+  type Activity,
+  type ActivityEvidence,
+  activityOf,
+  type ChildProcess,
+} from "../rules/activity.js";
 import { holderTranscript } from "./holder-transcript.js";
 
 /** How long the holder's tree is watched for CPU (SHEEPDOG_ACTIVITY_SAMPLE_MS overrides). */

@@ -1,24 +1,24 @@
-import { breakStaleClaim, readClaim } from "../claim/claim.js";
-import type { ProgramContext } from "../config/context.js";
-import { readHeartbeat } from "../heartbeat/heartbeat.js";
-import { appendEvent, type JournalEvent, type NewEvent } from "../journal/journal.js";
-import type { StartRecord } from "../journal/replay.js";
-import { agentScreen } from "../launch/agent-screen.js";
-import { screenTail } from "../launch/claude-screen.js";
-import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
-import { StartFailed } from "../launch/start-failed.js";
-import { fillPlaceholders, type Launched } from "../launch/types.js";
-import { LockBusy } from "../lock/dir-lock.js";
-import { machineId } from "../process/identity.js";
-import { stopOptionsFor, stopProcess } from "../process/stop.js";
-import { faultPoint } from "../util/fault-point.js";
-import { monoNow } from "../util/mono.js";
-import { iso } from "../util/time.js";
-import type { Decision } from "./decide.js";
-import type { Effect, StopEffect } from "./effects.js";
-import type { Facts } from "./facts.js";
-import { lockBusyEvent } from "./lock-busy.js";
-import { LIVE_RESTARTS } from "./rule-context.js";
+import { breakStaleClaim, readClaim } from "../../claim/claim.js";
+import type { ProgramContext } from "../../config/context.js";
+import { readHeartbeat } from "../../heartbeat/heartbeat.js";
+import { appendEvent, type JournalEvent, type NewEvent } from "../../journal/journal.js";
+import type { StartRecord } from "../../journal/replay.js";
+import { agentScreen } from "../../launch/agent-screen.js";
+import { screenTail } from "../../launch/claude-screen.js";
+import { hasPane, launchedOf, launcherFor } from "../../launch/index.js";
+import { StartFailed } from "../../launch/start-failed.js";
+import { fillPlaceholders, type Launched } from "../../launch/types.js";
+import { LockBusy } from "../../lock/dir-lock.js";
+import { machineId } from "../../process/identity.js";
+import { stopOptionsFor, stopProcess } from "../../process/stop.js";
+import { faultPoint } from "../../util/fault-point.js";
+import { monoNow } from "../../util/mono.js";
+import { iso } from "../../util/time.js";
+import type { Facts } from "../gather/facts.js";
+import { lockBusyEvent } from "../pass/lock-busy.js";
+import type { Decision } from "../rules/decide.js";
+import type { Effect, StopEffect } from "../rules/effects.js";
+import { LIVE_RESTARTS } from "../rules/rule-context.js";
 
 /** TERM, then KILL after this long (DESIGN §6 rule 9). */
 export const STOP_GRACE_MS = 10_000;
@@ -168,7 +168,7 @@ const HANDLERS: Handlers = {
   async lease_lost(run, e) {
     // First in a fence, and never what keeps the stop from happening: a full disk that refuses
     // these writes still lets the manager be stopped (the tick fails after, and says so).
-    const { loseLocalLease } = await import("../lease/local.js");
+    const { loseLocalLease } = await import("../../lease/local.js");
     try {
       loseLocalLease(run.program.stateDir);
       run.journal({
@@ -200,7 +200,7 @@ const HANDLERS: Handlers = {
     run.actions.push(`paused until ${e.until}`);
   },
   async record_refusal(run, e) {
-    const { recordRefusal } = await import("./refusal.js");
+    const { recordRefusal } = await import("../gather/refusal.js");
     try {
       recordRefusal(run.program, e, run.now);
     } catch {
@@ -208,7 +208,7 @@ const HANDLERS: Handlers = {
     }
   },
   async record_readings(run, e) {
-    const { recordReadings } = await import("./refusal.js");
+    const { recordReadings } = await import("../gather/refusal.js");
     try {
       recordReadings(run.program, e.readings, run.now);
     } catch {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { appendEvent } from "../journal/journal.js";
+import { appendEvent } from "../../journal/journal.js";
 import {
   LockBusy,
   placeWhole,
@@ -8,10 +8,10 @@ import {
   releaseIfMine,
   removeAside,
   withMutex,
-} from "../lock/dir-lock.js";
-import { identityOf, livenessOf } from "../process/identity.js";
-import { parseJsonWith } from "../util/json-file.js";
-import { iso } from "../util/time.js";
+} from "../../lock/dir-lock.js";
+import { identityOf, livenessOf } from "../../process/identity.js";
+import { parseJsonWith } from "../../util/json-file.js";
+import { iso } from "../../util/time.js";
 
 export const TICK_LOCK = "tick.lock";
 export const TICK_LOCK_BREAK = "tick.lock.break";

@@ -1,11 +1,11 @@
 // The activity verdict (DESIGN §14): whether a quiet manager is working, waiting, idle, wedged,
 // retrying the API, or blocked at a prompt, from evidence gather read. Pure: no I/O, no clock.
 // Evidence only ever makes a restart sooner; a verdict never delays rule 9.
-import { showsLimitDialog } from "../launch/claude-screen.js";
-import { waitsForPerson } from "../usage/notification-kinds.js";
-import { parseRefusal } from "../usage/refusal.js";
-import type { TailState } from "../usage/transcript-tail.js";
-import { formatDuration } from "../util/duration.js";
+import { showsLimitDialog } from "../../launch/claude-screen.js";
+import { waitsForPerson } from "../../usage/notification-kinds.js";
+import { parseRefusal } from "../../usage/refusal.js";
+import type { TailState } from "../../usage/transcript-tail.js";
+import { formatDuration } from "../../util/duration.js";
 
 export const ACTIVITY_VERDICTS = [
   "working",

@@ -2,12 +2,12 @@ import type { ProgramContext } from "../config/context.js";
 import { CONFIG_SETTLE_MS } from "../config/last-valid.js";
 import { refreshClockStep } from "../util/clock-step.js";
 import { faultPoint } from "../util/fault-point.js";
-import type { PassSupervisor } from "../watchdog/supervisor.js";
-import { type ProgramReport, tickProgram } from "../watchdog/tick.js";
+import type { PassSupervisor } from "../watchdog/pass/supervisor.js";
+import { type ProgramReport, tickProgram } from "../watchdog/pass/tick.js";
 
 /**
  * The watcher's pass: exactly the tick's (`tickProgram`, under `tick.lock`), supervised as the
- * tick's are (watchdog/supervisor.ts): its own deadline and signal, and a failure that comes
+ * tick's are (watchdog/pass/supervisor.ts): its own deadline and signal, and a failure that comes
  * back as its report (`tickProgram` journaled and paged it), so the watcher goes on.
  */
 export function watchPass(

@@ -1,7 +1,7 @@
-import type { Policy } from "../config/policy.js";
-import type { PauseSpan } from "../journal/replay.js";
-import { steppedBack } from "../util/mono.js";
-import type { Facts, Gap } from "./facts.js";
+import type { Policy } from "../../config/policy.js";
+import type { PauseSpan } from "../../journal/replay.js";
+import { steppedBack } from "../../util/mono.js";
+import type { Facts, Gap } from "../gather/facts.js";
 
 // Sleep and clock gaps, and heartbeat age (DESIGN §6): the time arithmetic the rules share.
 

@@ -2,7 +2,7 @@
 // Notification hook said it waits for a person (a permission prompt; auto mode's "can't check
 // actions in this session and needs your choice"). Read for rule 12 only when decide asks for
 // it; judged here without I/O.
-import { formatDuration } from "../util/duration.js";
+import { formatDuration } from "../../util/duration.js";
 
 /** What gather read about the last start, unclaimed, within claim_grace. */
 export interface HeldStartFacts {

@@ -1,5 +1,5 @@
-import type { StartRecord } from "../journal/replay.js";
-import type { NewReading } from "../usage/readings.js";
+import type { StartRecord } from "../../journal/replay.js";
+import type { NewReading } from "../../usage/readings.js";
 
 /**
  * What a decision does, as data, in the order `act` carries it out (DESIGN §6 "what the tick

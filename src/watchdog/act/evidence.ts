@@ -1,17 +1,17 @@
 import { lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { ProgramContext } from "../config/context.js";
-import type { StartRecord } from "../journal/replay.js";
-import { launchedOf, launcherFor } from "../launch/index.js";
-import { describeCpu, sampleCpu } from "../process/cpu.js";
-import { cwdOf, processInfo } from "../process/identity.js";
-import { readHookRecords } from "../usage/hook-records.js";
-import { seatOf } from "../usage/seat.js";
-import { readTail } from "../usage/transcript.js";
-import { writeFileAtomic, writeJsonAtomic } from "../util/fs.js";
-import type { Decision } from "./decide.js";
-import type { Facts } from "./facts.js";
-import { holderTranscript } from "./holder-transcript.js";
+import type { ProgramContext } from "../../config/context.js";
+import type { StartRecord } from "../../journal/replay.js";
+import { launchedOf, launcherFor } from "../../launch/index.js";
+import { describeCpu, sampleCpu } from "../../process/cpu.js";
+import { cwdOf, processInfo } from "../../process/identity.js";
+import { readHookRecords } from "../../usage/hook-records.js";
+import { seatOf } from "../../usage/seat.js";
+import { readTail } from "../../usage/transcript.js";
+import { writeFileAtomic, writeJsonAtomic } from "../../util/fs.js";
+import type { Facts } from "../gather/facts.js";
+import { holderTranscript } from "../gather/holder-transcript.js";
+import type { Decision } from "../rules/decide.js";
 
 const TAIL_BYTES = 64 * 1024;
 /** evidence/ keeps the newest this many folders (DESIGN §18)… */
@@ -89,7 +89,7 @@ export async function keepStartEvidence(
   reason: string,
   now: number,
 ): Promise<string | null> {
-  const { startNotification, startScreen } = await import("./held-start-read.js");
+  const { startNotification, startScreen } = await import("../gather/held-start-read.js");
   const screen = await startScreen(program, start);
   const { session } = startNotification(program, start);
   const hooks = session ? readHookRecords(session) : null;

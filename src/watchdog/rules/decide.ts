@@ -1,7 +1,8 @@
-import { formatDuration } from "../util/duration.js";
+import { leaseRule } from "../../lease/rule.js";
+import { formatDuration } from "../../util/duration.js";
+import type { Facts } from "../gather/facts.js";
 import { activityRule, quietWords } from "./activity-rule.js";
 import type { Effect } from "./effects.js";
-import type { Facts } from "./facts.js";
 import {
   heartbeatAge,
   isHoldersBeat,
@@ -12,7 +13,6 @@ import {
 } from "./gaps.js";
 import { heldStart } from "./held-start.js";
 import { startOfHolder } from "./holder-start.js";
-import { leaseRule } from "./lease-rule.js";
 import { withResumeLine } from "./resume-rule.js";
 import {
   type DecidePolicy,

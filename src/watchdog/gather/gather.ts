@@ -1,21 +1,21 @@
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { readClaim } from "../claim/claim.js";
-import type { ProgramContext } from "../config/context.js";
-import { readHeartbeat } from "../heartbeat/heartbeat.js";
-import { type JournalEvent, readJournal } from "../journal/journal.js";
-import { type History, history, replay, type StartRecord } from "../journal/replay.js";
-import { isZombie, livenessOf, machineId, processInfo } from "../process/identity.js";
-import { seatLimit } from "../usage/limit.js";
-import { seatOf } from "../usage/seat.js";
-import { readJsonFile } from "../util/json-file.js";
-import { monoNow } from "../util/mono.js";
-import { iso } from "../util/time.js";
-import { type Decision, decide, isHoldersBeat, isNeeds } from "./decide.js";
+import { readClaim } from "../../claim/claim.js";
+import type { ProgramContext } from "../../config/context.js";
+import { readHeartbeat } from "../../heartbeat/heartbeat.js";
+import { type JournalEvent, readJournal } from "../../journal/journal.js";
+import { type History, history, replay, type StartRecord } from "../../journal/replay.js";
+import { isZombie, livenessOf, machineId, processInfo } from "../../process/identity.js";
+import { seatLimit } from "../../usage/limit.js";
+import { seatOf } from "../../usage/seat.js";
+import { readJsonFile } from "../../util/json-file.js";
+import { monoNow } from "../../util/mono.js";
+import { iso } from "../../util/time.js";
+import { readTickLock, type TickLockState } from "../pass/tick-lock.js";
+import { type Decision, decide, isHoldersBeat, isNeeds } from "../rules/decide.js";
+import { startOfHolder } from "../rules/holder-start.js";
 import type { ClaimFacts, FactName, Facts, Gap } from "./facts.js";
-import { startOfHolder } from "./holder-start.js";
 import { seatWithRefusal } from "./refusal.js";
-import { readTickLock, type TickLockState } from "./tick-lock.js";
 
 export const LAST_TICK = "last-tick.json";
 
@@ -142,7 +142,7 @@ async function mergeLockFacts(
   cfg: NonNullable<ProgramContext["config"]["merge_lock"]>,
   now: number,
 ): Promise<Facts["merge_lock"]> {
-  const { readMergeLock } = await import("../merge-lock/lock.js");
+  const { readMergeLock } = await import("../../merge-lock/lock.js");
   try {
     return await readMergeLock(cfg, { root: program.root, now });
   } catch (err) {
@@ -261,7 +261,7 @@ async function readFact(
   } else if (fact === "activity") {
     if (facts.claim.state === "alive") {
       const { readActivity } = await import("./activity-read.js");
-      const { spellEvent } = await import("./activity-rule.js");
+      const { spellEvent } = await import("../rules/activity-rule.js");
       const nudged = spellEvent(facts, facts.claim, "nudged");
       facts.activity = await readActivity(
         program,

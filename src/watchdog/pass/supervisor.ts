@@ -4,13 +4,13 @@
 // running is journaled `tick_failed` and paged, its locks released when the process is going,
 // the output flushed, exit 1. An unsupervised program is never silent (DESIGN §6, §16).
 import { basename } from "node:path";
-import type { ProgramContext } from "../config/context.js";
-import { TICK_DEADLINE_MS } from "../config/load.js";
-import { EXIT, SheepdogError } from "../errors.js";
-import { appendEvent, type JournalEvent } from "../journal/journal.js";
-import { UNSAFE_PROGRAM } from "../state/dir.js";
-import { UnsafePath } from "../state/owned.js";
-import { formatDuration } from "../util/duration.js";
+import type { ProgramContext } from "../../config/context.js";
+import { TICK_DEADLINE_MS } from "../../config/load.js";
+import { EXIT, SheepdogError } from "../../errors.js";
+import { appendEvent, type JournalEvent } from "../../journal/journal.js";
+import { UNSAFE_PROGRAM } from "../../state/dir.js";
+import { UnsafePath } from "../../state/owned.js";
+import { formatDuration } from "../../util/duration.js";
 import { type ProgramReport, TickFailed } from "./tick.js";
 import { BREAK_AFTER_DEADLINE_MS, releaseOwnTickLock } from "./tick-lock.js";
 
@@ -205,7 +205,7 @@ async function abandonPasses(
       continue; // nothing more can be done here; the exit code and the log still say it
     }
     paging.push(
-      import("../page/hooks.js").then(({ afterEvents }) =>
+      import("../../page/hooks.js").then(({ afterEvents }) =>
         afterEvents(program, [failed], { tick: true }),
       ),
     );
