@@ -5,6 +5,7 @@ import { faultArmed, faultPoint } from "../util/fault-point.js";
 import { isErrno, openRegular, openStateFile } from "../util/fs.js";
 import { appendLines, parseJsonl, readRange } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
+import { carriedForward, copiesInOrder, stayingOf } from "./carry.js";
 
 /** One journal line: every event has `at` (ISO-8601 UTC) and `type`. */
 export interface JournalEvent {
@@ -44,7 +45,7 @@ export function appendEvent(
 ): JournalEvent {
   const full: JournalEvent = { at: iso(now), ...event } as JournalEvent;
   const path = join(stateDir, JOURNAL);
-  rotateIfLarge(stateDir, path);
+  rotateIfLarge(stateDir, path, now);
   const fd = openStateFile(path, "a+");
   try {
     const line = `${JSON.stringify(full)}\n`;
@@ -71,15 +72,20 @@ function isEvent(v: unknown): v is JournalEvent {
 }
 
 function readOne(path: string): JournalEvent[] {
+  return parseJournal(readOneText(path));
+}
+
+/** A journal file's text (its end, when too large to read whole); "" when there is none. */
+function readOneText(path: string): string {
   let fd: number;
   try {
     fd = openRegular(path, { noFollow: true });
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return [];
+    if (isErrno(err, "ENOENT")) return "";
     throw err;
   }
   try {
-    return parseJournal(tailText(fd, JOURNAL_READ_MAX));
+    return tailText(fd, JOURNAL_READ_MAX);
   } finally {
     closeSync(fd);
   }
@@ -98,18 +104,19 @@ function tailText(fd: number, max: number): string {
 }
 
 /**
- * The events the watchdog replays: the previous rotation and the current file. Rotation
- * copies each type's newest event forward, so older state is never lost.
+ * The events the watchdog replays: the previous rotation and the current file. Rotation copies
+ * what must stay in view to the head of the new file (carry.ts), so older state is never lost.
  */
 export function readEvents(stateDir: string): JournalEvent[] {
   const previous = readOne(join(stateDir, rotatedName(1)));
   const current = readOne(join(stateDir, JOURNAL));
   // Append order is the truth (a clock stepped back must not reorder a resume before its
-  // stand-down). Each file's carried copies come from the file before it, so they go first:
-  // the previous file's copies, then the current file's, then each file's own events.
+  // stand-down). Each file's copies summarise what came before the file ahead of it, so they go
+  // first: the previous file's (but for those the current file carried again), then the
+  // current file's, then each file's own events.
   const carried = (events: JournalEvent[]) => events.filter((e) => e.carried);
   const own = (events: JournalEvent[]) => events.filter((e) => !e.carried);
-  return [...carried(previous), ...carried(current), ...own(previous), ...own(current)];
+  return [...copiesInOrder(carried(previous), carried(current)), ...own(previous), ...own(current)];
 }
 
 /** Every event kept, oldest first, without the copies made at rotation (for people). */
@@ -122,7 +129,7 @@ export function readAllEvents(stateDir: string): JournalEvent[] {
   return out;
 }
 
-function rotateIfLarge(stateDir: string, path: string): void {
+function rotateIfLarge(stateDir: string, path: string, now: number): void {
   let size: number;
   try {
     size = statSync(path).size;
@@ -134,21 +141,17 @@ function rotateIfLarge(stateDir: string, path: string): void {
   // pid, not guessed from an age); a writer that finds it busy appends to either file.
   withMutex(join(stateDir, "journal.rotate.lock"), () => {
     // Another rotator may have just renamed it, before any appender made it again.
-    let now: number;
+    let sizeNow: number;
     try {
-      now = statSync(path).size;
+      sizeNow = statSync(path).size;
     } catch (err) {
       if (isErrno(err, "ENOENT")) return;
       throw err;
     }
-    if (now < maxBytes()) return;
-    // The file about to drop out of replay's view hands its newest event of each type forward
-    // (read from its end when it is too large to read whole; the file itself is only renamed).
-    const leaving = readOne(join(stateDir, rotatedName(1)));
-    // Kept in append order, which is the truth (a clock stepped back must not put a start
-    // before its intent): each by the place of its last occurrence.
-    const newest = new Map<string, { e: JournalEvent; i: number }>();
-    for (const [i, e] of leaving.entries()) newest.set(e.type, { e, i });
+    if (sizeNow < maxBytes()) return;
+    // What must stay in view (carry.ts), from the file leaving it and the one staying, each
+    // read from its end when it is too large to read whole; the files themselves are renamed.
+    const forward = forwardText(join(stateDir, rotatedName(1)), path, now);
     for (let n = ROTATED_KEPT - 1; n >= 1; n--) {
       try {
         renameSync(join(stateDir, rotatedName(n)), join(stateDir, rotatedName(n + 1)));
@@ -157,17 +160,25 @@ function rotateIfLarge(stateDir: string, path: string): void {
       }
     }
     renameSync(path, join(stateDir, rotatedName(1)));
-    if (newest.size > 0) {
-      const carried = [...newest.values()]
-        .sort((a, b) => a.i - b.i)
-        .map(({ e }) => JSON.stringify({ ...e, carried: true }))
-        .join("\n");
+    if (forward) {
       const fd = openStateFile(path, "a");
       try {
-        writeSync(fd, `${carried}\n`);
+        writeSync(fd, forward);
       } finally {
         closeSync(fd);
       }
     }
   });
+}
+
+/**
+ * The copies for the next file, as its text: from the file leaving view and the one staying
+ * (its copies, and the incidents it opens and closes).
+ */
+function forwardText(leavingPath: string, stayingPath: string, now: number): string {
+  const leaving = readOne(leavingPath);
+  const staying = stayingOf(readOneText(stayingPath));
+  return carriedForward(leaving, staying, now)
+    .map((e) => `${JSON.stringify({ ...e, carried: true })}\n`)
+    .join("");
 }
