@@ -1,8 +1,18 @@
-import { closeSync, fstatSync, renameSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { withMutex } from "../lock/dir-lock.js";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
-import { isErrno, openRegular, openStateFile } from "../util/fs.js";
+import { isErrno, openRegular, openStateFile, writeFileAtomic } from "../util/fs.js";
 import { appendLines, parseJsonl, readRange } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
 import { carriedForward, copiesInOrder, stayingOf } from "./carry.js";
@@ -71,21 +81,30 @@ function isEvent(v: unknown): v is JournalEvent {
   return !!e && typeof e === "object" && typeof e.type === "string" && typeof e.at === "string";
 }
 
-function readOne(path: string): JournalEvent[] {
-  return parseJournal(readOneText(path));
+/** A journal file's events and which file it is; null when there is none. */
+interface JournalFile {
+  events: JournalEvent[];
+  dev: number;
+  ino: number;
 }
 
-/** A journal file's text (its end, when too large to read whole); "" when there is none. */
-function readOneText(path: string): string {
+function readOne(path: string): JournalFile | null {
+  const text = readOneText(path);
+  return text && { events: parseJournal(text.text), dev: text.dev, ino: text.ino };
+}
+
+/** A journal file's text (its end, when too large to read whole); null when there is none. */
+function readOneText(path: string): { text: string; dev: number; ino: number } | null {
   let fd: number;
   try {
     fd = openRegular(path, { noFollow: true });
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return "";
+    if (isErrno(err, "ENOENT")) return null;
     throw err;
   }
   try {
-    return tailText(fd, JOURNAL_READ_MAX);
+    const st = fstatSync(fd);
+    return { text: tailText(fd, st.size, JOURNAL_READ_MAX), dev: st.dev, ino: st.ino };
   } finally {
     closeSync(fd);
   }
@@ -95,12 +114,31 @@ function readOneText(path: string): string {
  * A file's text, or its last `max` bytes from the first line that starts in them (what a
  * file too large to read whole has at its end: the newest events).
  */
-function tailText(fd: number, max: number): string {
-  const size = fstatSync(fd).size;
+function tailText(fd: number, size: number, max: number): string {
   if (size <= max) return readRange(fd, 0, size);
   const text = readRange(fd, size - max, max);
   const nl = text.indexOf("\n");
   return nl < 0 ? "" : text.slice(nl + 1);
+}
+
+const same = (a: { dev: number; ino: number } | null, b: { dev: number; ino: number } | null) =>
+  !!a && !!b && a.dev === b.dev && a.ino === b.ino;
+
+/**
+ * The two files replay reads: journal.1 and the current one. A rotation half-way (journal.1
+ * already the current file under a second name, the next file not yet in place: see rotate)
+ * reads as the rotation done, the next file in the current one's place. The current file is
+ * opened first, so a rotation between the two opens reads that way too, never as the old
+ * journal.1 with the new current file (which carries copies of it).
+ */
+function viewFiles(stateDir: string): { previous: JournalEvent[]; current: JournalEvent[] } {
+  let current = readOne(join(stateDir, JOURNAL));
+  const previous = readOne(join(stateDir, rotatedName(1)));
+  if (same(current, previous)) {
+    current = readOne(join(stateDir, NEXT)) ?? readOne(join(stateDir, JOURNAL));
+    if (same(current, previous)) current = null;
+  }
+  return { previous: previous?.events ?? [], current: current?.events ?? [] };
 }
 
 /**
@@ -108,8 +146,7 @@ function tailText(fd: number, max: number): string {
  * what must stay in view to the head of the new file (carry.ts), so older state is never lost.
  */
 export function readEvents(stateDir: string): JournalEvent[] {
-  const previous = readOne(join(stateDir, rotatedName(1)));
-  const current = readOne(join(stateDir, JOURNAL));
+  const { previous, current } = viewFiles(stateDir);
   // Append order is the truth (a clock stepped back must not reorder a resume before its
   // stand-down). Each file's copies summarise what came before the file ahead of it, so they go
   // first: the previous file's (but for those the current file carried again), then the
@@ -122,53 +159,78 @@ export function readEvents(stateDir: string): JournalEvent[] {
 /** Every event kept, oldest first, without the copies made at rotation (for people). */
 export function readAllEvents(stateDir: string): JournalEvent[] {
   const out: JournalEvent[] = [];
+  const read: JournalFile[] = [];
   for (let n = ROTATED_KEPT; n >= 0; n--) {
-    const events = readOne(join(stateDir, rotatedName(n)));
-    for (const e of events) if (!e.carried) out.push(e);
+    const file = readOne(join(stateDir, rotatedName(n)));
+    // one file under two names (a rotation stopped half-way) is shown once
+    if (!file || read.some((f) => same(f, file))) continue;
+    read.push(file);
+    for (const e of file.events) if (!e.carried) out.push(e);
   }
   return out;
 }
 
-function rotateIfLarge(stateDir: string, path: string, now: number): void {
-  let size: number;
+/** The next current file, written whole before it takes the name (DESIGN §2: temp, then rename). */
+const NEXT = "journal.next.jsonl";
+/** The current file's second name for a moment, renamed onto journal.1 (one atomic step). */
+const HOLD = "journal.hold.jsonl";
+
+/** Whether the file at `path` is a regular file at or past the size bound (no link is followed). */
+function large(path: string): boolean {
   try {
-    size = statSync(path).size;
+    const st = lstatSync(path);
+    return st.isFile() && st.size >= maxBytes();
   } catch {
-    return;
+    return false;
   }
-  if (size < maxBytes()) return;
+}
+
+function rotateIfLarge(stateDir: string, path: string, now: number): void {
+  if (!large(path)) return;
   // One rotator at a time, under the one mutex mechanism (a holder that died is seen by its
   // pid, not guessed from an age); a writer that finds it busy appends to either file.
   withMutex(join(stateDir, "journal.rotate.lock"), () => {
-    // Another rotator may have just renamed it, before any appender made it again.
-    let sizeNow: number;
-    try {
-      sizeNow = statSync(path).size;
-    } catch (err) {
-      if (isErrno(err, "ENOENT")) return;
-      throw err;
-    }
-    if (sizeNow < maxBytes()) return;
-    // What must stay in view (carry.ts), from the file leaving it and the one staying, each
-    // read from its end when it is too large to read whole; the files themselves are renamed.
-    const forward = forwardText(join(stateDir, rotatedName(1)), path, now);
-    for (let n = ROTATED_KEPT - 1; n >= 1; n--) {
-      try {
-        renameSync(join(stateDir, rotatedName(n)), join(stateDir, rotatedName(n + 1)));
-      } catch (err) {
-        if (!isErrno(err, "ENOENT")) throw err;
-      }
-    }
-    renameSync(path, join(stateDir, rotatedName(1)));
-    if (forward) {
-      const fd = openStateFile(path, "a");
-      try {
-        writeSync(fd, forward);
-      } finally {
-        closeSync(fd);
-      }
-    }
+    finishRotation(stateDir, now);
+    // Another rotator may have just rotated it, before any appender made it large again.
+    if (large(path)) rotate(stateDir, now);
   });
+}
+
+/**
+ * Rotation, so that a kill at any step leaves the view (journal.1 and the current file, see
+ * viewFiles) whole: the next file is written whole first (with what carry.ts says must stay in
+ * view), journal.1 is kept as journal.2 by a second name, journal.1 becomes the current file
+ * by a second name renamed onto it, and the next file is renamed onto the current name. Every
+ * step is one rename or link; no name is ever missing, so no appender makes a file of its own.
+ */
+function rotate(stateDir: string, now: number): void {
+  const at = (n: number) => join(stateDir, rotatedName(n));
+  writeFileAtomic(join(stateDir, NEXT), forwardText(at(1), at(0), now));
+  faultPoint("journal.rotate.next-written");
+  for (let n = ROTATED_KEPT - 1; n >= 2; n--) {
+    try {
+      renameSync(at(n), at(n + 1));
+    } catch (err) {
+      if (!isErrno(err, "ENOENT")) throw err;
+    }
+  }
+  try {
+    linkSync(at(1), at(2));
+  } catch (err) {
+    if (!isErrno(err, "ENOENT")) throw err; // the first rotation: no journal.1 yet
+  }
+  faultPoint("journal.rotate.kept");
+  swap(stateDir);
+}
+
+/** journal.1 := the current file (a second name, renamed onto it), then the next file in place. */
+function swap(stateDir: string): void {
+  const hold = join(stateDir, HOLD);
+  rmSync(hold, { force: true });
+  linkSync(join(stateDir, JOURNAL), hold);
+  renameSync(hold, join(stateDir, rotatedName(1)));
+  faultPoint("journal.rotate.half-swapped");
+  renameSync(join(stateDir, NEXT), join(stateDir, JOURNAL));
 }
 
 /**
@@ -176,9 +238,36 @@ function rotateIfLarge(stateDir: string, path: string, now: number): void {
  * (its copies, and the incidents it opens and closes).
  */
 function forwardText(leavingPath: string, stayingPath: string, now: number): string {
-  const leaving = readOne(leavingPath);
-  const staying = stayingOf(readOneText(stayingPath));
+  const leaving = readOne(leavingPath)?.events ?? [];
+  const staying = stayingOf(readOneText(stayingPath)?.text ?? "");
   return carriedForward(leaving, staying, now)
     .map((e) => `${JSON.stringify({ ...e, carried: true })}\n`)
     .join("");
+}
+
+/** Finishes a rotation a kill stopped half-way (see rotate), from the step it reached. */
+function finishRotation(stateDir: string, now: number): void {
+  const at = (n: number) => join(stateDir, rotatedName(n));
+  const id = (path: string) => {
+    try {
+      const st = lstatSync(path);
+      return { dev: st.dev, ino: st.ino };
+    } catch {
+      return null;
+    }
+  };
+  rmSync(join(stateDir, HOLD), { force: true }); // a second name not yet renamed onto journal.1
+  const next = existsSync(join(stateDir, NEXT));
+  if (same(id(at(1)), id(at(0)))) {
+    // Half-swapped: the view reads as rotated. The next file goes in place (made again from
+    // journal.2, the file that left, should it be gone).
+    if (!next) writeFileAtomic(join(stateDir, NEXT), forwardText(at(2), at(1), now));
+    renameSync(join(stateDir, NEXT), at(0));
+  } else if (same(id(at(2)), id(at(1)))) {
+    // journal.1 kept as journal.2 by a second name; the swap not begun.
+    if (next) swap(stateDir);
+    else unlinkSync(at(2));
+  } else if (next) {
+    rmSync(join(stateDir, NEXT), { force: true }); // written, and nothing after: made again
+  }
 }
