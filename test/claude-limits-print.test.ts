@@ -240,5 +240,5 @@ describe.skipIf(
     } finally {
       killStarted(p.stateDir);
     }
-  }, 120_000);
+  }, 240_000); // two real claude -p runs and the fallback between them; slow under a full suite
 });

@@ -147,6 +147,30 @@ describe("check refuses what would fail at a start", () => {
     expect(r.stderr).toContain(`${file}: `);
     expect(r.stderr).toMatch(want);
   });
+
+  it.each(["tmux", "herdr"])(
+    "a codex program whose %s section is left out (the launcher runs codex's default) is not judged by Claude Code's checks",
+    (launcher) => {
+      const s = initCodex();
+      const file = join(s.root, "program.json");
+      const config = JSON.parse(readFileSync(file, "utf8"));
+      config.manager.launcher = launcher;
+      delete config.manager.tmux;
+      delete config.manager.herdr;
+      writeFileSync(file, JSON.stringify(config));
+      // Claude Code settings in the folder (a person runs claude there too) are not the manager's.
+      spawnSync("mkdir", ["-p", join(s.root, ".claude")]);
+      writeFileSync(
+        join(s.root, ".claude", "settings.json"),
+        JSON.stringify({
+          hooks: { Interrupt: [{ hooks: [{ type: "command", command: "true" }] }] },
+        }),
+      );
+      const r = sheepdog(["check", "--program", s.root], { env: s.env });
+      expect(r.stderr).not.toMatch(/Bash\(sheepdog|Claude Code/);
+      expect(r.code, r.stderr).toBe(0);
+    },
+  );
 });
 
 describe.skipIf(skipWithout("codex", codex.why, CODEX_INSTALL))("doctor's Codex checks", () => {

@@ -3,10 +3,13 @@
 // in this session", the permission prompt), and pages to a real HTTP ntfy stand-in. A start
 // held before its claim is paged `blocked` once with its screen, said in status, its screen
 // kept as evidence before it is replaced, and quoted by the crash-loop stand-down; an idle
-// manager whose pane shows a dialog is never nudged into it.
-import { readFileSync } from "node:fs";
+// manager whose pane shows a dialog is never nudged into it. A Codex manager's pane is read by
+// Codex's rules (its 0.171.0 "Hooks need review" screen), not Claude Code's; the resume line after
+// a Codex pause a person ended is typed once, and never into a dialog either.
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { appendEvent } from "../src/journal/journal.js";
 import { sheepdog } from "./helpers/cli.js";
 import { useNtfyServer } from "./helpers/ntfy-server.js";
 import { cleanUpTmux, lastStart, screenOf, server, tmuxProgram } from "./helpers/tmux-world.js";
@@ -27,6 +30,19 @@ const SCREENS = join(__dirname, "fixtures", "claude-2.1.332", "screens");
 const AUTO_MODE = join(SCREENS, "auto-mode-cant-check.txt");
 const PERMISSION = join(SCREENS, "permission-prompt-manual-mode.txt");
 const HEADLINE = "Auto mode can't check actions in this session";
+const CODEX = join(__dirname, "fixtures", "codex-0.171.0");
+const CODEX_HOOKS = join(CODEX, "screen-hooks-review.txt");
+
+/** A rollout of `root` in the Codex seat, as 0.171.0 writes one: its last turn ended. */
+function codexRollout(seat: string, root: string, fixture = "rollout-tui-turn.jsonl"): void {
+  const dir = join(seat, "sessions", "2026", "12", "03");
+  mkdirSync(dir, { recursive: true });
+  const text = readFileSync(join(CODEX, fixture), "utf8");
+  writeFileSync(
+    join(dir, "rollout-2026-12-03T13-27-21-01a23c16-9013-7373-bdb9-a095fcc735ef.jsonl"),
+    text.replaceAll("{CWD}", realpathSync(root)),
+  );
+}
 
 describe("a start held at a dialog before its claim", () => {
   const ntfy = useNtfyServer();
@@ -109,6 +125,29 @@ describe("a start held at a dialog before its claim", () => {
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(2);
     expect(isAlive(b.pid, b.start_time)).toBe(false);
   }, 60_000);
+
+  it("a Codex start held at Codex's own dialog is blocked too (its screen read by Codex's rules)", async () => {
+    const s = server();
+    const p = tmuxProgram(
+      s,
+      ["--never-claim", "--screen", CODEX_HOOKS],
+      { claim_grace: "1h" },
+      {},
+      { agent: "codex" },
+    );
+    expect(tick(p.env).report.decision).toBe("start");
+    const a = lastStart(p.stateDir);
+    await waitFor("the dialog on the pane", () =>
+      screenOf(s, a.pane).includes("enter confirm · esc skip"),
+    );
+    const t = await tickAsync(p.env);
+    expect(t.report.decision, t.report.reason).toBe("blocked");
+    expect(ofType(p.stateDir, "blocked")[0]).toMatchObject({
+      pid: a.pid,
+      waiting_for: "Hooks need review",
+      screen: expect.stringContaining("Trust all and continue"),
+    });
+  }, 30_000);
 });
 
 describe("nudge safety", () => {
@@ -172,4 +211,90 @@ describe("nudge safety", () => {
     expect(ofType(p.stateDir, "manager_stopped")).toHaveLength(0);
     expect(isAlive(a.pid, a.start_time)).toBe(true);
   }, 60_000);
+
+  it("an idle Codex manager whose pane shows Codex's dialog is not nudged into it either", async () => {
+    const s = server();
+    const p = tmuxProgram(
+      s,
+      ["--hang-after", "1", "--screen", CODEX_HOOKS],
+      { quiet_after: "2s", nudge_wait: "2s", stale_after: "1h" },
+      {},
+      { agent: "codex" },
+    );
+    expect(tick(p.env).report.decision).toBe("start");
+    const a = lastStart(p.stateDir);
+    await waitForClaimBy(p.stateDir, a.pid);
+    // Its rollout, written since the claim: the turn ended, nothing to wake it.
+    codexRollout(p.seat, p.root);
+    await waitFor("the dialog on the pane", () =>
+      screenOf(s, a.pane).includes("enter confirm · esc skip"),
+    );
+    let last = "";
+    await waitFor(
+      "a nudge to be due",
+      () => {
+        const r = tick(p.env, ["--dry-run"]).report;
+        last = `${r.decision}: ${r.reason}`;
+        return r.decision === "nudge";
+      },
+      20_000,
+    ).catch((e) => {
+      throw new Error(`${(e as Error).message}; the last dry run: ${last}`);
+    });
+    const t = await tickAsync(p.env);
+    expect(t.report.actions.join("; ")).toMatch(
+      /not nudged: pid \d+'s pane shows a dialog \(Hooks need review\)/,
+    );
+    expect(ofType(p.stateDir, "nudged")).toHaveLength(0);
+    expect(screenOf(s, a.pane)).not.toContain("sheepdog: this session");
+  }, 60_000);
+
+  it.each([
+    [
+      "at its composer, the line is typed",
+      join(CODEX, "screen-usage-limit.txt"),
+      /typed the resume line \(/,
+    ],
+    [
+      "at Codex's dialog, it is not typed into it",
+      CODEX_HOOKS,
+      /resume line failed: its pane shows a dialog \(Hooks need review\): not typed into it/,
+    ],
+  ])(
+    "a Codex usage pause a person ended (sheepdog unpause): %s",
+    async (_what, screen, want) => {
+      const s = server();
+      const p = tmuxProgram(
+        s,
+        ["--hang-after", "1", "--screen", screen],
+        { stale_after: "1h" },
+        {},
+        { agent: "codex" },
+      );
+      expect(tick(p.env).report.decision).toBe("start");
+      const a = lastStart(p.stateDir);
+      await waitForClaimBy(p.stateDir, a.pid);
+      await waitFor("its one save", () => ofType(p.stateDir, "saved").length > 0);
+      // It stopped at the limit (its rollout ends in the refusal); a tick paused the seat (as the
+      // tick journals it), and a person ended the pause early.
+      codexRollout(p.seat, p.root, "rollout-tui-usage-limit.jsonl");
+      appendEvent(p.stateDir, {
+        type: "paused",
+        until: new Date(Date.now() + 3_600_000).toISOString(),
+        reason: "seat limited",
+        window: "five_hour",
+      });
+      await waitFor("the screen", () => screenOf(s, a.pane).includes("›"));
+      expect(sheepdog(["unpause"], { env: p.env }).code).toBe(0);
+      const t = await tickAsync(p.env);
+      expect(t.report.decision, t.report.reason).toBe("ok");
+      expect(t.report.actions.join("; ")).toMatch(want);
+      expect(ofType(p.stateDir, "resume_typed")).toHaveLength(1);
+      // Once: the next tick types nothing.
+      const again = await tickAsync(p.env);
+      expect(again.report.actions.join("; ")).not.toMatch(/resume line/);
+      expect(ofType(p.stateDir, "resume_typed")).toHaveLength(1);
+    },
+    30_000,
+  );
 });

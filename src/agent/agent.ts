@@ -4,7 +4,8 @@
 // (src/agent/claude/, src/agent/codex/), chosen once from `manager.agent` (src/agent/index.ts).
 // A third agent is one more implementation here and one more entry in each per-agent table:
 // src/agent/kinds.ts (load-time facts, launch defaults), src/launch/agent-start.ts (the start's
-// screen watch) and src/doctor/agent-checks.ts; each is a Record over AgentKind, so the
+// screen watch), src/launch/agent-screen.ts (a pane's dialog, for the nudge and a held start)
+// and src/doctor/agent-checks.ts; each is a Record over AgentKind, so the
 // compiler names any that is missing.
 import type { NewReading } from "../usage/readings.js";
 import type { Refusal } from "../usage/transcript.js";

@@ -1,3 +1,4 @@
+import { agentKindOf } from "../agent/kinds.js";
 import { openProgram, type ProgramContext } from "../config/context.js";
 import { activityWarnings, configWarnings, policyWarnings } from "../config/warnings.js";
 import { permissionCheck } from "../doctor/permission-check.js";
@@ -46,10 +47,14 @@ export async function run(argv: string[]): Promise<number> {
   if (program.config.ledger) await refuseTrackedState(program.config.ledger, program.root);
   // A hook event the seat's Claude Code does not know holds every start at a dialog (DESIGN
   // §14): an error, judged against every tested version's list (doctor reads the seat's own).
-  const unknown = unknownHookEvents(
-    hookSettingsFiles(seatOf(program.config), program.root),
-    knownHookEvents(null),
-  );
+  // A Codex manager reads no Claude Code settings.
+  const unknown =
+    agentKindOf(program.config) === "claude"
+      ? unknownHookEvents(
+          hookSettingsFiles(seatOf(program.config), program.root),
+          knownHookEvents(null),
+        )
+      : [];
   if (unknown.length > 0)
     throw new UsageError(
       unknown.map((u) => unknownHookEventText(u, TESTED_VERSIONS.join(" and "))).join("\n"),

@@ -23,13 +23,21 @@ async function record(kind: HookKind): Promise<number> {
   try {
     // at most 1 MB, within 5 s: a stdin that never closes does not hang the turn
     const found = hookRecordOf(kind, JSON.parse(await readStdin()), Date.now());
-    if (found) writeHookRecord(kind, found);
-    const seat = found && kind === "stop" ? codexRolloutSeat(found.transcript_path) : null;
-    if (found && seat)
-      (await import("../usage/codex-stop-session.js")).recordCodexSession(
-        found as StopRecord,
-        seat,
-      );
+    if (!found) return EXIT.ok;
+    // Codex's rollout is recorded for its process first: whoever sees the Stop record then
+    // finds the session too.
+    const seat = kind === "stop" ? codexRolloutSeat(found.transcript_path) : null;
+    if (seat) {
+      try {
+        (await import("../usage/codex-stop-session.js")).recordCodexSession(
+          found as StopRecord,
+          seat,
+        );
+      } catch (err) {
+        quiet("recording the Codex session", err);
+      }
+    }
+    writeHookRecord(kind, found);
   } catch (err) {
     quiet(`recording the ${kind} payload`, err);
   }

@@ -45,6 +45,8 @@ export interface Policy {
    * null when the agent goes on by itself (Claude Code).
    */
   resumeLine: string | null;
+  /** The manager's agent, for people ("Claude Code", "Codex"): the reasons that name it. */
+  agentLabel: string;
 }
 
 export interface Program {
@@ -189,6 +191,7 @@ export function policyOf(config: ProgramConfig): Policy {
     remindEvery: parseDuration(page?.remind_every ?? "4h"),
     reminders: page?.reminders ?? 2,
     tickDeadline: TICK_DEADLINE_MS,
+    agentLabel: AGENT_FACTS[agentKindOf(config)].label,
     resumeLine: AGENT_FACTS[agentKindOf(config)].continuesAfterLimit
       ? null
       : (config.manager.resume_line ?? DEFAULT_RESUME_LINE),

@@ -1,6 +1,7 @@
 // Whether the manager's Claude Code would run `sheepdog …` with no person (issue 33): doctor's
 // check and `check`'s error. Read only: Claude's settings files are never edited here.
 import { join } from "node:path";
+import { agentKindOf } from "../agent/kinds.js";
 import { managerClaudeArgs } from "../config/claude-argv.js";
 import type { Program } from "../config/load.js";
 import {
@@ -23,6 +24,9 @@ export function permissionCheck(
   program: Pick<Program, "name" | "root" | "config">,
   isRoot = process.getuid?.() === 0,
 ): Check | null {
+  // A codex program's launcher section left out runs codex (its launch defaults), not the
+  // `claude` the schema's defaults name: its permissions are Codex's (doctor's codex checks).
+  if (agentKindOf(program.config) !== "claude") return null;
   const args = managerClaudeArgs(program.config.manager);
   if (args === null) return null;
   const layers = settingsLayers(program.root, seatOf(program.config));

@@ -155,13 +155,14 @@ export interface History {
   /** The last usage pauses, oldest first (the last 20 at most): their time counts against no manager. */
   pauses: PauseSpan[];
   /**
-   * The newest `nudged`, `api_errors` and `blocked` events (DESIGN §14), each with the pid it
-   * was about: decide acts on an activity verdict once per spell. Absent: none yet.
+   * The newest `nudged`, `api_errors` and `blocked` events (DESIGN §14), and `resume_typed`
+   * (§19), each with the pid it was about: decide acts on an activity verdict once per spell,
+   * and types the resume line once a pause. Absent: none yet.
    */
   activity_events?: Partial<Record<ActivityEventType, { at: string; pid: number | null }>>;
 }
 
-export const ACTIVITY_EVENTS = ["nudged", "api_errors", "blocked"] as const;
+export const ACTIVITY_EVENTS = ["nudged", "api_errors", "blocked", "resume_typed"] as const;
 export type ActivityEventType = (typeof ACTIVITY_EVENTS)[number];
 
 /** A pause from its `paused` event to its end: `until`, or an earlier `unpaused` (a person's). */
@@ -169,6 +170,8 @@ export interface PauseSpan {
   from: string;
   /** When it ended or ends: `until`, or the `unpaused` that came first. */
   to: string;
+  /** A person (or a page's button) ended it before its `until`: no tick ended it. */
+  by_person?: true;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
@@ -375,6 +378,7 @@ class Replay {
       case "nudged":
       case "api_errors":
       case "blocked":
+      case "resume_typed":
         h.activity_events = { ...h.activity_events, [e.type]: { at: e.at, pid: num(e.pid) } };
         if (e.type === "blocked") this.held(e);
         break;
@@ -490,8 +494,14 @@ class Replay {
   /** A pause ended before its `until` (a person's unpause) ends there. */
   private unpaused(e: JournalEvent): void {
     const last = this.h.pauses.at(-1);
-    if (last && Date.parse(e.at) < Date.parse(last.to) && Date.parse(e.at) >= Date.parse(last.from))
+    if (
+      last &&
+      Date.parse(e.at) < Date.parse(last.to) &&
+      Date.parse(e.at) >= Date.parse(last.from)
+    ) {
       last.to = e.at;
+      if (isPersonsUnpause(e)) last.by_person = true;
+    }
   }
 
   private startFailed(e: JournalEvent): void {

@@ -46,6 +46,26 @@ export function codexShowsDialog(screen: string | null): boolean {
   return /^\s*enter (?:to )?(?:confirm|continue|select)\b.*·\s*esc\b/im.test(screen);
 }
 
+/** A dialog's first line, clipped: a journal line or a page quotes it. */
+const DIALOG_LINE_MAX = 120;
+
+/**
+ * The dialog a Codex screen is held at, as its first line ("Hooks need review", "Trust this
+ * folder? …"), or null when it shows none: the head of the paragraph above its numbered
+ * options (the screen's first line when it draws none).
+ */
+export function codexDialogOnScreen(screen: string): string | null {
+  if (!codexShowsDialog(screen)) return null;
+  const lines = screen.split("\n").map((l) => l.trim());
+  const options = lines.findIndex((l) => /^(?:›\s*)?1\.\s/.test(l));
+  let i = options > 0 ? options - 1 : -1;
+  while (i >= 0 && lines[i] === "") i--;
+  while (i > 0 && lines[i - 1] !== "") i--;
+  const first = (i >= 0 ? lines[i] : lines.find((l) => l !== "")) ?? "";
+  if (first === "") return "a dialog";
+  return first.length > DIALOG_LINE_MAX ? `${first.slice(0, DIALOG_LINE_MAX - 1)}…` : first;
+}
+
 /** Whether the composer shows with no dialog: a `› ` line above the footer's shortcuts hint. */
 export function codexShowsComposer(screen: string | null): boolean {
   if (!screen || codexShowsDialog(screen)) return false;

@@ -2,6 +2,9 @@
 // in the code. The pin is what the real-CLI tests run on; the newest is the newest release the
 // usage-limit, trust-dialog and hook tests also run on. Moving to a release:
 // `npm run capture:claude -- --version X` (docs/testing.md), then add it here.
+import { standingAmong, type VersionStanding } from "../util/versions.js";
+
+export type { VersionStanding } from "../util/versions.js";
 
 /** The version the real-CLI tests are pinned to. */
 export const PINNED_VERSION = "2.1.328";
@@ -74,23 +77,7 @@ export function parseClaudeVersion(output: string): string | null {
   return /\b(\d+\.\d+\.\d+)\b/.exec(output)?.[1] ?? null;
 }
 
-/** Compares two dotted versions numerically: negative, zero or positive. */
-export function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
 /** Where a version stands against the tested ones (DESIGN §17). */
-export type VersionStanding = "tested" | "older" | "between" | "newer";
-
 export function versionStanding(version: string): VersionStanding {
-  if (TESTED_VERSIONS.includes(version)) return "tested";
-  if (compareVersions(version, PINNED_VERSION) < 0) return "older";
-  if (compareVersions(version, NEWEST_TESTED_VERSION) > 0) return "newer";
-  return "between";
+  return standingAmong(version, TESTED_VERSIONS);
 }

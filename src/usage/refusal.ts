@@ -1,6 +1,8 @@
 // Reading a usage-limit refusal (DESIGN §5): Claude Code's structured fields when the entry has
 // them, else its text. Pure: the entry's time and the local zone come in as arguments, so the
 // table of texts in the tests pins every case.
+
+import { instantOfWallTime, validZone, wallTimeOf } from "../util/wall-clock.js";
 import { plausibleReset } from "./window-bounds.js";
 
 export type RefusalWindow = "five_hour" | "seven_day";
@@ -219,17 +221,17 @@ function resetOf(text: string, entryTime: number, localZone: string): number | n
     if (hour > 23 || minute > 59) return null;
     rest = spec.slice(0, clock.index).trim();
   }
-  const start = zonedParts(entryTime, zone);
+  const start = wallTimeOf(entryTime, zone);
   if (rest === "" || rest === "today" || rest === "tomorrow") {
     if (!clock) return null;
     let day = { y: start.y, mo: start.mo, d: start.d + (rest === "tomorrow" ? 1 : 0) };
-    let at = instantOf(day, hour, minute, zone);
+    let at = instantOfWallTime(day, hour, minute, zone);
     // Resets are printed rounded down to the minute: the entry's own minute means its end.
     if (rest === "" && at <= entryTime && entryTime < at + 60_000)
       return Math.floor((at + 60_000) / 1000);
     if (rest === "" && at <= entryTime) {
       day = { ...day, d: day.d + 1 };
-      at = instantOf(day, hour, minute, zone);
+      at = instantOfWallTime(day, hour, minute, zone);
     }
     return Math.floor(at / 1000);
   }
@@ -239,9 +241,14 @@ function resetOf(text: string, entryTime: number, localZone: string): number | n
     if (ahead === 0) {
       // "resets Tuesday" said on a Tuesday: today later, or a week on? Unsure.
       if (!clock) return null;
-      if (instantOf(start, hour, minute, zone) <= entryTime) ahead = 7;
+      if (instantOfWallTime(start, hour, minute, zone) <= entryTime) ahead = 7;
     }
-    const at = instantOf({ y: start.y, mo: start.mo, d: start.d + ahead }, hour, minute, zone);
+    const at = instantOfWallTime(
+      { y: start.y, mo: start.mo, d: start.d + ahead },
+      hour,
+      minute,
+      zone,
+    );
     return Math.floor(at / 1000);
   }
   const date =
@@ -252,66 +259,12 @@ function resetOf(text: string, entryTime: number, localZone: string): number | n
     const dayNum = Number(/^\d/.test(a) ? a : b);
     const mo = MONTHS.indexOf(monthName.slice(0, 3)) + 1;
     if (mo === 0 || dayNum < 1 || dayNum > 31) return null;
-    let at = instantOf({ y: start.y, mo, d: dayNum }, hour, minute, zone);
-    if (at <= entryTime) at = instantOf({ y: start.y + 1, mo, d: dayNum }, hour, minute, zone);
+    let at = instantOfWallTime({ y: start.y, mo, d: dayNum }, hour, minute, zone);
+    if (at <= entryTime)
+      at = instantOfWallTime({ y: start.y + 1, mo, d: dayNum }, hour, minute, zone);
     return Math.floor(at / 1000);
   }
   return null;
-}
-
-function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** The wall-clock date and time of an instant in a zone. */
-function zonedParts(ms: number, zone: string) {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-      weekday: "short",
-    });
-    formatters.set(zone, f);
-  }
-  const p: Record<string, string> = {};
-  for (const part of f.formatToParts(ms)) p[part.type] = part.value;
-  return {
-    y: Number(p.year),
-    mo: Number(p.month),
-    d: Number(p.day),
-    h: Number(p.hour),
-    mi: Number(p.minute),
-    s: Number(p.second),
-    wd: ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].indexOf(p.weekday ?? ""),
-  };
-}
-
-/** The zone's offset from UTC (ms) at an instant. */
-function offsetAt(ms: number, zone: string): number {
-  const p = zonedParts(ms, zone);
-  return Date.UTC(p.y, p.mo - 1, p.d, p.h, p.mi, p.s) - Math.floor(ms / 1000) * 1000;
-}
-
-/** The instant a wall-clock time on a date has in a zone (day may overflow: Date.UTC carries). */
-function instantOf(day: { y: number; mo: number; d: number }, h: number, mi: number, zone: string) {
-  const wall = Date.UTC(day.y, day.mo - 1, day.d, h, mi);
-  let guess = wall - offsetAt(wall, zone);
-  guess = wall - offsetAt(guess, zone); // second pass settles a DST edge
-  return guess;
 }
 
 /** A usage-limit refusal record found at the end of a transcript. */

@@ -1,6 +1,5 @@
-// Wall-clock dates and times in a named zone, and back to instants (no dependency: Intl only).
-// The same arithmetic as src/usage/refusal.ts's private `zonedParts` / `instantOf`, which can
-// import these.
+// Wall-clock dates and times in a named zone, and back to instants (no dependency: Intl only):
+// Claude Code's refusal texts (src/usage/refusal.ts) and Codex's (src/agent/codex/rollout.ts).
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -3,7 +3,8 @@ import type { ProgramContext } from "../config/context.js";
 import { readHeartbeat } from "../heartbeat/heartbeat.js";
 import { appendEvent, type JournalEvent } from "../journal/journal.js";
 import type { StartRecord } from "../journal/replay.js";
-import { dialogOnScreen, screenTail } from "../launch/claude-screen.js";
+import { agentScreen } from "../launch/agent-screen.js";
+import { screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { StartFailed } from "../launch/start-failed.js";
 import { fillPlaceholders, type Launched } from "../launch/types.js";
@@ -111,34 +112,24 @@ const HANDLERS: Handlers = {
     run.actions.push(`journaled ${e.type}`);
   },
   async nudge(run, e) {
-    const launcher = await launcherFor(e.start.launcher);
-    // Never into a dialog: the nudge's Enter (or its letters) would answer it (issue 33). The
-    // manager waits for a person: that is paged as `blocked`, and no nudge counts.
-    const screen = await launcher.screen(run.program, launchedOf(e.start)).catch(() => null);
-    const dialog = screen ? dialogOnScreen(screen) : null;
-    if (screen && dialog) {
-      const reason = `${e.reason}; but its pane shows a dialog (${dialog}): not nudged, a person must answer it`;
+    const typed = await typeLine(run, e.start, e.text);
+    if ("dialog" in typed) {
+      // The manager waits for a person: that is paged as `blocked`, and no nudge counts.
+      const reason = `${e.reason}; but its pane shows a dialog (${typed.dialog}): not nudged, a person must answer it`;
       run.journal({
-        screen: screenTail(screen),
+        screen: screenTail(typed.screen),
         type: "blocked",
         pid: e.pid,
         reason,
         verdict: "blocked",
-        evidence: [`its screen shows a dialog: ${dialog}`],
+        evidence: [`its screen shows a dialog: ${typed.dialog}`],
       });
       run.actions.push(
-        `not nudged: pid ${e.pid}'s pane shows a dialog (${dialog}); journaled blocked`,
+        `not nudged: pid ${e.pid}'s pane shows a dialog (${typed.dialog}); journaled blocked`,
       );
       return;
     }
-    let via: string | null = null;
-    let error: string | null = null;
-    try {
-      via = launcher.nudge ? await launcher.nudge(run.program, launchedOf(e.start), e.text) : null;
-      if (via === null) error = `the ${e.start.launcher} launcher cannot type into its pane`;
-    } catch (err) {
-      error = (err as Error).message.split("\n")[0] ?? "failed";
-    }
+    const { via, error } = typed;
     // A nudge that could not be typed still counts as this spell's: nudge_wait later, a restart.
     run.journal({
       type: "nudged",
@@ -152,15 +143,12 @@ const HANDLERS: Handlers = {
     run.actions.push(error ? `nudge failed: ${error}` : `nudged pid ${e.pid} (${via})`);
   },
   async resume_line(run, e) {
-    const launcher = await launcherFor(e.start.launcher);
-    let via: string | null = null;
-    let error: string | null = null;
-    try {
-      via = launcher.nudge ? await launcher.nudge(run.program, launchedOf(e.start), e.text) : null;
-      if (via === null) error = `the ${e.start.launcher} launcher cannot type into its pane`;
-    } catch (err) {
-      error = (err as Error).message.split("\n")[0] ?? "failed";
-    }
+    const typed = await typeLine(run, e.start, e.text);
+    const via = "via" in typed ? typed.via : null;
+    const error =
+      "dialog" in typed
+        ? `its pane shows a dialog (${typed.dialog}): not typed into it`
+        : typed.error;
     // Untyped, the holder still has claim_grace to go on, then rule 9 replaces it.
     run.journal({
       type: "resume_typed",
@@ -425,6 +413,30 @@ async function stopHolder(run: Run, e: Extract<StopEffect, { who: "holder" }>): 
     run.actions.push(`closed its ${e.start.launcher} pane`);
   }
   if (stopped.outcome === "survived") survived(e.pid);
+}
+
+/**
+ * Types one line into a manager's pane (a nudge, the resume line), never into a dialog: its
+ * Enter (or its letters) would answer it (issue 33). The pane is read by its agent's rules.
+ */
+async function typeLine(
+  run: Run,
+  start: StartRecord,
+  text: string,
+): Promise<{ dialog: string; screen: string } | { via: string | null; error: string | null }> {
+  const launcher = await launcherFor(start.launcher);
+  const screen = await launcher.screen(run.program, launchedOf(start)).catch(() => null);
+  const dialog = screen ? agentScreen(run.program.config).dialog(screen) : null;
+  if (screen && dialog) return { dialog, screen };
+  try {
+    const via = launcher.nudge ? await launcher.nudge(run.program, launchedOf(start), text) : null;
+    return {
+      via,
+      error: via === null ? `the ${start.launcher} launcher cannot type into its pane` : null,
+    };
+  } catch (err) {
+    return { via: null, error: (err as Error).message.split("\n")[0] ?? "failed" };
+  }
 }
 
 /** Whether the holder's own heartbeat is newer than the one this tick judged. */

@@ -129,7 +129,7 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
   if (a.verdict === "api_retry") {
     if (a.cause === "usage_limit") return null; // rule 5's refusal reading pauses the seat
     if (a.cause === "auth") {
-      const reason = `pid ${pid}: Claude Code cannot reach the API with its credentials (${a.evidence.join("; ")}); a restart would fail the same way`;
+      const reason = `pid ${pid}: ${policy.agentLabel ?? "Claude Code"} cannot reach the API with its credentials (${a.evidence.join("; ")}); a restart would fail the same way`;
       return {
         decision: "stand_down",
         rule: 9,
@@ -142,7 +142,7 @@ export function activityRule(ctx: RuleContext, claim: Alive, ages: object): Matc
     return {
       decision: "api_retry",
       rule: 9,
-      reason: `pid ${pid} ${words}; left to Claude Code's own retries, paged once`,
+      reason: `pid ${pid} ${words}; left to ${policy.agentLabel ?? "Claude Code"}'s own retries, paged once`,
       effects: [...ctx.pre, note("api_errors")],
       ...ages,
     };

@@ -201,7 +201,7 @@ function seatRule(ctx: RuleContext): Matched | null {
     : ` naming no reset, so it is re-checked after usage.pause_fallback (${fmt(policy.pauseFallback)})`;
   const person =
     r?.needs_person && !r.untrusted_reset
-      ? `; a person must act: Claude Code said "${r.text}"`
+      ? `; a person must act: ${policy.agentLabel ?? "Claude Code"} said "${r.text}"`
       : "";
   const evidence = r
     ? `; the manager's transcript ends in a usage-limit refusal${r.named_reset ? "" : unnamed}${person}`
@@ -323,8 +323,8 @@ function aliveRule(ctx: RuleContext): Matched | NeedsFacts | null {
 /**
  * 9, `at_limit` (DESIGN §14): a holder that held the claim through a usage pause, has not saved
  * since it ended, and `claim_grace` later still shows Claude Code's usage-limit dialog (drawn
- * for a reset days away; it never goes on by itself from there) is stopped by exact pid and
- * replaced. The stop is expected, not an incident; the start after a pause is planned.
+ * for a reset days away; it never goes on by itself from there), or a Codex holder still at its
+ * prompt (the resume line did not set it going), is stopped by exact pid and replaced. The stop is expected, not an incident; the start after a pause is planned.
  */
 function atLimitRule(
   ctx: RuleContext,
@@ -340,7 +340,11 @@ function atLimitRule(
   const a = facts.activity;
   if (a?.verdict !== "at_limit") return null;
   const ended = new Date(over.ended).toISOString();
-  const why = `pid ${claim.pid} is still at Claude Code's usage-limit dialog ${fmt(ctx.now - over.ended)} after the pause ended at ${ended} (claim_grace ${fmt(policy.claimGrace)}), with no save since: it will not go on by itself (${a.evidence.join("; ")})`;
+  // Claude Code sits at its limit dialog; an agent that needs a resume line (Codex) at its prompt.
+  const where = policy.resumeLine
+    ? "its prompt after the usage limit"
+    : `${policy.agentLabel ?? "Claude Code"}'s usage-limit dialog`;
+  const why = `pid ${claim.pid} is still at ${where} ${fmt(ctx.now - over.ended)} after the pause ended at ${ended} (claim_grace ${fmt(policy.claimGrace)}), with no save since: it will not go on by itself (${a.evidence.join("; ")})`;
   const { pid, start_time, machine_id } = claim;
   return {
     decision: "restart_stuck",
@@ -357,17 +361,14 @@ function atLimitRule(
         machine_id,
         start: startOfHolder(facts.history.last_start, claim),
         note: {
-          reason: `stopped at the usage-limit dialog after the pause; ${why}`,
+          reason: `stopped at ${where} after the pause; ${why}`,
           planned: true,
         },
       },
       { kind: "break_claim" },
-      startFor(
-        ctx,
-        `the previous manager (pid ${pid}) sat at the usage-limit dialog after the pause`,
-      ),
+      startFor(ctx, `the previous manager (pid ${pid}) sat at ${where} after the pause`),
     ],
-    loop_prefix: `pid ${pid} sat at the usage-limit dialog; stopped, and `,
+    loop_prefix: `pid ${pid} sat at ${where}; stopped, and `,
     ...ages,
   };
 }

@@ -4,7 +4,8 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import type { ProgramContext } from "../config/context.js";
 import type { StartRecord } from "../journal/replay.js";
-import { dialogOnScreen, screenTail, showsLimitDialog } from "../launch/claude-screen.js";
+import { agentScreen } from "../launch/agent-screen.js";
+import { screenTail } from "../launch/claude-screen.js";
 import { hasPane, launchedOf, launcherFor } from "../launch/index.js";
 import { readHookRecords } from "../usage/hook-records.js";
 import { waitsForPerson } from "../usage/notification-kinds.js";
@@ -64,9 +65,11 @@ export async function readHeldStart(
 ): Promise<HeldStartFacts> {
   const screen = await startScreen(program, start);
   const { notification, transcript_grew_at } = startNotification(program, start);
+  // Read by the manager's own agent's rules: a Codex dialog is drawn unlike Claude's.
+  const seen = agentScreen(program.config);
   return {
     // The usage-limit dialog is the refusal rule's (a pause, never a `blocked` page).
-    dialog: screen && !showsLimitDialog(screen) ? dialogOnScreen(screen) : null,
+    dialog: screen && !seen.limitDialog(screen) ? seen.dialog(screen) : null,
     screen: screen ? screenTail(screen) : null,
     notification,
     transcript_grew_at,

@@ -4,8 +4,29 @@
 // anew by the rules as usual. Pure, like decide.
 import type { Effect } from "./effects.js";
 import type { Facts } from "./facts.js";
+import { ms } from "./gaps.js";
 import { startOfHolder } from "./holder-start.js";
 import { type Decision, type NeedsFacts, needs } from "./rule-context.js";
+
+/**
+ * Whether the newest usage pause was ended early by a person's `unpaused` (no tick ended it, so
+ * none typed the line) while the holder held the claim, and nothing since: no save of its own,
+ * no resume line typed.
+ */
+function endedByPerson(facts: Facts, claim: Extract<Facts["claim"], { pid: number }>): boolean {
+  if (facts.paused) return false;
+  const last = facts.history.pauses.at(-1);
+  if (!last) return false;
+  const ended = ms(last.to);
+  const now = ms(facts.now);
+  // Ended at its `until`: the tick that journaled `unpaused` typed it (or tried).
+  if (!last.by_person || !(ended <= now)) return false;
+  if (ms(claim.claimed_at) >= ended) return false;
+  const hb = facts.heartbeat;
+  if (hb && hb.pid === claim.pid && ms(hb.at) >= ended) return false;
+  const typed = facts.history.activity_events?.resume_typed;
+  return !(typed && ms(typed.at) >= ended);
+}
 
 /**
  * `d` with the resume line typed after its unpause, when it leaves a live holder running
@@ -18,10 +39,13 @@ export function withResumeLine(
   resumeLine: string | null | undefined,
 ): Decision | NeedsFacts {
   if (!resumeLine || d.decision !== "ok") return d;
-  // A usage pause (it names its window); a person's `sheepdog pause` is not a limit's.
-  if (!facts.paused?.window || !d.effects.some((e) => e.kind === "unpause")) return d;
   const claim = facts.claim;
   if (claim.state !== "alive") return d;
+  // A usage pause (it names its window; a person's `sheepdog pause` is not a limit's) that this
+  // tick ends, or that a person ended (`unpause`, a page's button) since the holder's last sign
+  // of life, with no line typed since.
+  const endsNow = facts.paused?.window && d.effects.some((e) => e.kind === "unpause");
+  if (!endsNow && !endedByPerson(facts, claim)) return d;
   const start = startOfHolder(facts.history.last_start, claim);
   if (!start || start.launcher === "command" || start.pane === undefined) return d;
   if (facts.unread?.includes("activity")) return needs("activity");

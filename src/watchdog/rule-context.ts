@@ -32,8 +32,11 @@ export type DecisionKind = (typeof DECISIONS)[number];
 /** The decisions that stop a live holder as an incident: rule 9 and its sooner forms (9a, 9b). */
 export const LIVE_RESTARTS: readonly string[] = ["restart_stuck", "restart_idle", "restart_wedged"];
 
-/** The rule settings decide reads (all durations in ms); `resumeLine` only for an agent that needs one. */
-export type DecidePolicy = Partial<Pick<Policy, "resumeLine">> &
+/**
+ * The rule settings decide reads (all durations in ms); `resumeLine` only for an agent that
+ * needs one; `agentLabel` names the agent in reasons (Claude Code when absent).
+ */
+export type DecidePolicy = Partial<Pick<Policy, "resumeLine" | "agentLabel">> &
   Pick<
     Policy,
     | "cadence"

@@ -74,6 +74,8 @@ export function tmuxProgram(
   watchdog: Record<string, unknown> = {},
   /** More top-level keys of program.json (`page`, …). */
   more: Record<string, unknown> = {},
+  /** More keys of its manager section (`agent`, …). */
+  manager: Record<string, unknown> = {},
 ) {
   const p = tempProgram("demo");
   const seat = tempDir("sd-seat-");
@@ -83,8 +85,14 @@ export function tmuxProgram(
     manager: {
       launcher: "tmux",
       // The pane's environment is the tmux server's: the program's own variables come by -e.
-      env: { SHEEPDOG_CLI: CLI, CLAUDE_CONFIG_DIR: seat, ...p.env },
+      env: {
+        SHEEPDOG_CLI: CLI,
+        // The seat is the agent's config folder: Codex's CODEX_HOME, Claude's config dir.
+        ...(manager.agent === "codex" ? { CODEX_HOME: seat } : { CLAUDE_CONFIG_DIR: seat }),
+        ...p.env,
+      },
       tmux: { command: [process.execPath, FAKE_MANAGER, ...argv, "{prompt}"] },
+      ...manager,
     },
     watchdog: { interval: "1h", stale_after: "1h", claim_grace: "1h", ...watchdog },
     ...more,

@@ -4,7 +4,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { agentScreen } from "../../src/launch/agent-screen.js";
 import {
+  codexDialogOnScreen,
   codexShowsComposer,
   codexShowsDialog,
   codexTrustDialog,
@@ -75,6 +77,27 @@ describe("the real 0.171.0 screens", () => {
     ].join("\n");
     expect(codexShowsDialog(nudge)).toBe(true);
     expect(codexTrustKey(nudge)).toBeNull();
+    expect(codexDialogOnScreen(nudge)).toBe("Approaching rate limits");
+  });
+});
+
+describe("the dialog a Codex pane is held at (a nudge never types into it; a start held at it is blocked)", () => {
+  const codex = agentScreen({ manager: { agent: "codex" } });
+  const claude = agentScreen({ manager: { agent: "claude" } });
+  it.each([
+    ["hooks-review", "Hooks need review"],
+    ["trust-dialog", expect.stringMatching(/^Trust this folder\? Codex can read, edit.{60,}…$/)],
+    ["ready", null],
+    ["turn-done", null],
+    ["request-hung", null],
+    ["interrupted", null],
+    ["usage-limit", null],
+  ])("%s: %j", (name, first) => {
+    expect(codex.dialog(screen(name))).toEqual(first);
+  });
+  it("Claude Code's reader sees no dialog on a Codex screen: each agent's screen is read by its own", () => {
+    expect(claude.dialog(HOOKS)).toBeNull();
+    expect(codex.limitDialog(screen("usage-limit"))).toBe(false);
   });
 });
 

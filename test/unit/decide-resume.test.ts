@@ -155,6 +155,64 @@ describe("the resume line after a usage pause", () => {
   });
 });
 
+describe("a pause a person ended (`sheepdog unpause`, a page's button)", () => {
+  // The person's unpause journaled the end, so no tick ends the pause: the next one types it.
+  // It saved just before the limit (3m ago: younger than quiet_after, so only this rule reads
+  // its activity), the pause began, and a person ended it 2m ago.
+  const saved = ev(3, "saved", { pid: 42, start_time: ST, context_tokens: 1000 });
+  const usage = ev(3, "paused", { until: ago(-60), reason: "seat limited", window: "five_hour" });
+  const unpaused = ev(2, "unpaused", { by: "person", reason: "unpaused by a person" });
+  const unpausedWorld = (events: JournalEvent[], o: { unread?: boolean } = {}) => ({
+    ...facts({ events, ...(o.unread ? { unread: true } : {}) }),
+    heartbeat: { at: ago(3), pid: 42, context_tokens: 1000 },
+    paused: null,
+  });
+  it.each([
+    [
+      "Codex still at its prompt: the line, once",
+      unpausedWorld([tmuxStart, claimed, saved, usage, unpaused]),
+      ["ok", "resume_line"],
+    ],
+    [
+      "its activity not read yet: asked for",
+      unpausedWorld([tmuxStart, claimed, saved, usage, unpaused], { unread: true }),
+      ["activity"],
+    ],
+    [
+      "typed already since the unpause: not again",
+      unpausedWorld([
+        tmuxStart,
+        claimed,
+        saved,
+        usage,
+        unpaused,
+        ev(1, "resume_typed", { pid: 42, text: DEFAULT_RESUME_LINE }),
+      ]),
+      ["ok"],
+    ],
+    [
+      "it saved since: it went on, nothing typed",
+      {
+        ...unpausedWorld([tmuxStart, claimed, saved, usage, unpaused, ev(1, "saved", { pid: 42 })]),
+        heartbeat: { at: ago(1), pid: 42, context_tokens: 1000 },
+      },
+      ["ok"],
+    ],
+    [
+      "a person's pause (no window) is not a limit's: nothing typed",
+      unpausedWorld([tmuxStart, claimed, saved, ev(3, "paused", { until: ago(-60) }), unpaused]),
+      ["ok"],
+    ],
+  ] as [string, Facts, string[]][])("%s", (_what, f, want) => {
+    expect(names(decide(f, CODEX))).toEqual(want);
+  });
+  it("Claude Code goes on by itself: nothing typed", () => {
+    expect(
+      names(decide(unpausedWorld([tmuxStart, claimed, saved, usage, unpaused]), CLAUDE)),
+    ).toEqual(["ok"]);
+  });
+});
+
 describe("the agent's own usage readings (Codex's rate_limits) are recorded by the tick", () => {
   const readings = {
     transcript: "/h/.codex/sessions/2026/11/30/rollout-x.jsonl",

@@ -1832,6 +1832,25 @@ describe("rules 9a–9c: a quiet live holder's activity (DESIGN §14)", () => {
       expect(names(run(events, activity, beatMin, unread))).toEqual(want);
     },
   );
+
+  it.each([
+    ["auth", /pid 42: Codex cannot reach the API/],
+    ["transient", /left to Codex's own retries, paged once/],
+  ])("a Codex holder's api_retry (%s) names Codex, not Claude Code", (cause, want) => {
+    const f = factsOf({
+      name: "",
+      events: QUIET_BEAT,
+      want: { decision: "ok" },
+      facts: {
+        claim: alive(42, 60),
+        heartbeat: beat(12, 42),
+        activity: act("api_retry", { cause }) as Facts["activity"],
+      },
+    });
+    const d = ask(f, { ...POLICY, agentLabel: "Codex" }) as Decision;
+    expect(d.reason).toMatch(want);
+    expect(d.reason).not.toContain("Claude Code");
+  });
 });
 
 describe("at_limit after a pause (DESIGN §14): the dialog a manager never leaves by itself", () => {
@@ -1881,6 +1900,19 @@ describe("at_limit after a pause (DESIGN §14): the dialog a manager never leave
     expect(stop).toMatchObject({ pid: 42, start_time: ST, note: { planned: true } });
     expect(d.effects.at(-1)).toMatchObject({ kind: "start", planned: true });
     expect(d.reason).toMatch(/still at Claude Code's usage-limit dialog 20m after the pause ended/);
+  });
+
+  it("a Codex holder still at its prompt after the limit is replaced the same way, in Codex's words", () => {
+    const codex = {
+      verdict: "at_limit",
+      evidence: ["the turn ended on a usage-limit refusal: You’ve hit your usage limit."],
+      transcript: "/h/.codex/sessions/2026/12/03/rollout-x.jsonl",
+    };
+    const policy = { agentLabel: "Codex", resumeLine: "The usage limit has reset." };
+    const d = run(PAUSED, { activity: codex, policy }) as Decision;
+    expect(d.decision).toBe("restart_stuck");
+    expect(d.reason).toMatch(/still at its prompt after the usage limit 20m after the pause ended/);
+    expect(JSON.stringify(d)).not.toContain("Claude Code");
   });
 
   it.each([
