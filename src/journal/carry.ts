@@ -8,7 +8,8 @@ import type { JournalEvent } from "./journal.js";
 // drawn from the whole view but that file's own lines, the copies it starts with included (so a
 // copy is carried again, once: a copy and its original are one event, by identity). A summary
 // drawn from the leaving file alone would put a copy of an old stand-down after the copy of the
-// `cleared` that ended it, once the two sit in the two files' heads (every third rotation).
+// `cleared` that ended it, once the two sit in the two files' heads (at every other rotation from
+// the fourth on, when the two come from different files).
 // What is kept:
 // - the newest event of each type (a stand-down, a pause, the last claim, the newest page);
 // - an incident still open: its `incident_opened` and its newest `paged` (the phone has its
