@@ -5,16 +5,24 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEvent, readAllEvents, readEvents } from "../src/journal/journal.js";
+import {
+  appendEvent,
+  type JournalEvent,
+  readAllEvents,
+  readEvents,
+} from "../src/journal/journal.js";
 import { replay } from "../src/journal/replay.js";
+import { openIncidents } from "../src/page/incident.js";
 import { identityOf } from "../src/process/identity.js";
+import { usedTokens } from "../src/remote/judge.js";
 import { sheepdog, sleeper, tempProgram } from "./helpers/cli.js";
 import { asNew } from "./helpers/events.js";
-import { journalAppender, journalLines, killAll, track } from "./helpers/foundation.js";
+import { journalAppender, journalLines, killAll, track, waitFor } from "./helpers/foundation.js";
 import { killStarted } from "./helpers/watchdog.js";
 
 let live: ChildProcess;
@@ -72,6 +80,9 @@ function freshState(p: ReturnType<typeof tempProgram>): void {
 }
 
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+/** An event without its `carried` mark: a copy and its original are one event. */
+const identity = ({ carried: _c, ...rest }: JournalEvent) => JSON.stringify(rest);
 
 describe("a torn last line", () => {
   it("is skipped by readers, and the next append starts on a new line", () => {
@@ -218,9 +229,10 @@ describe("rotation", () => {
       join(p.stateDir, "journal.jsonl"),
       `${JSON.stringify({ at: ago(0), type: "paused", until, reason: "seat limited" })}\n`,
     );
-    // ~30 events of ~250 bytes: 7.5 KB through a 2 KB journal, so it rotates three times or so
-    // (the originals stay among the five kept files, for `journal` to show once each).
-    for (let i = 0; i < 3; i++) {
+    // ~20 events of ~250 bytes: 5 KB through a 2 KB journal, so it rotates three times or so
+    // (each new file starts with about 1 KB of copies; the originals stay among the five kept
+    // files, for `journal` to show once each).
+    for (let i = 0; i < 2; i++) {
       expect(await appendInProcesses(p.stateDir, 1, { count: 10, bytes: 200, env })).toEqual([0]);
     }
     expect(existsSync(join(p.stateDir, "journal.2.jsonl"))).toBe(true);
@@ -326,6 +338,121 @@ describe("an old journal whose lines do not fit the vocabulary (src/journal/even
     expect(journal.stderr).toContain(`old: ${said}`);
     killStarted(p.stateDir);
   });
+});
+
+describe("a rotation killed at each step", () => {
+  const MAX = 3000;
+  /** What replay's view says, and how many of its events it reads twice. */
+  function facts(stateDir: string, except: string[] = []) {
+    const view = readEvents(stateDir).filter((e) => !except.includes(e.type));
+    const ids = view.map(identity);
+    const newest: Record<string, string> = {};
+    for (const e of view) newest[e.type] = identity(e);
+    const state = replay(view);
+    return {
+      twice: ids.length - new Set(ids).size,
+      stoodDown: state.stoodDown && identity(state.stoodDown),
+      open: [...openIncidents(view).values()].map((i) => i.id),
+      tokens: [...usedTokens(view)].sort(),
+      newest,
+    };
+  }
+
+  /** A journal rotated twice, holding an open incident, a used token and a cleared stand-down
+   * across its files, its current file at the size bound: the next append rotates it. */
+  function journalAtBound(stateDir: string): number {
+    const was = process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
+    process.env.SHEEPDOG_JOURNAL_MAX_BYTES = String(MAX);
+    let n = 0;
+    const add = (event: { type: string; [k: string]: unknown }) => {
+      appendEvent(stateDir, asNew(event));
+      n++;
+    };
+    const pad = (count: number) => {
+      for (let i = 0; i < count; i++) add({ type: "heartbeat_failed", i: n, pad: "x".repeat(200) });
+    };
+    try {
+      add({ type: "stood_down", reason: "crash loop" });
+      add({ type: "incident_opened", incident: "aaaaaaaaaaaa", kind: "blocked" });
+      add({ type: "paged", incident: "aaaaaaaaaaaa", kind: "blocked" });
+      add({ type: "remote_accepted", token_sha256: "t1", expires_at: ago(-3_600_000) });
+      pad(14);
+      add({ type: "cleared" });
+      while (!existsSync(join(stateDir, "journal.2.jsonl"))) pad(1);
+    } finally {
+      if (was === undefined) delete process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
+      else process.env.SHEEPDOG_JOURNAL_MAX_BYTES = was;
+    }
+    const path = join(stateDir, "journal.jsonl");
+    while (statSync(path).size < MAX) {
+      appendFileSync(
+        path,
+        `${JSON.stringify({ at: ago(0), type: "heartbeat_failed", i: n, pad: "y" })}\n`,
+      );
+      n++;
+    }
+    return n;
+  }
+
+  for (const point of [
+    "journal.rotate.next-written",
+    "journal.rotate.kept",
+    "journal.rotate.half-swapped",
+  ]) {
+    it(`killed at ${point}: the view is whole throughout, and the next append finishes it`, async () => {
+      const p = tempProgram(`rotate-kill-${point.split(".").at(-1)}`);
+      freshState(p);
+      const written = journalAtBound(p.stateDir);
+      const before = facts(p.stateDir);
+      expect(before).toMatchObject({
+        twice: 0,
+        stoodDown: null,
+        open: ["aaaaaaaaaaaa"],
+        tokens: ["t1"],
+      });
+
+      const marker = join(p.home, "fault-marker");
+      const child = track(
+        spawn(process.execPath, [appender, p.stateDir, "1", "10", "killed", "probe"], {
+          stdio: ["ignore", "ignore", "inherit"],
+          env: {
+            ...process.env,
+            SHEEPDOG_JOURNAL_MAX_BYTES: String(MAX),
+            SHEEPDOG_FAULT_POINT: point,
+            SHEEPDOG_FAULT_MARKER: marker,
+          },
+        }),
+      );
+      const exited = new Promise((done) => child.once("exit", done));
+      await waitFor(`the appender at ${point}`, () => existsSync(marker));
+      // Stopped at the step: what every reader sees now is the view before.
+      expect(facts(p.stateDir)).toEqual(before);
+      child.kill("SIGKILL");
+      await exited;
+      expect(facts(p.stateDir)).toEqual(before);
+
+      // The next append (its rotation lock's holder is dead) finishes the rotation.
+      const was = process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
+      process.env.SHEEPDOG_JOURNAL_MAX_BYTES = String(MAX);
+      try {
+        appendEvent(p.stateDir, { type: "sleep_gap", from: "after" });
+      } finally {
+        if (was === undefined) delete process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
+        else process.env.SHEEPDOG_JOURNAL_MAX_BYTES = was;
+      }
+      expect(facts(p.stateDir, ["probe", "sleep_gap"])).toEqual(before);
+      expect(statSync(join(p.stateDir, "journal.jsonl")).size).toBeLessThan(MAX);
+      const files = readdirSync(p.stateDir).filter((f) => f.startsWith("journal."));
+      expect(files).not.toContain("journal.next.jsonl");
+      expect(files).not.toContain("journal.hold.jsonl");
+      const inodes = files.map((f) => statSync(join(p.stateDir, f)).ino);
+      expect(new Set(inodes).size, "no file under two names").toBe(inodes.length);
+      // People see every event once.
+      const shown = readAllEvents(p.stateDir);
+      expect(shown).toHaveLength(written + 1);
+      expect(new Set(shown.map(identity)).size).toBe(written + 1);
+    });
+  }
 });
 
 describe("sheepdog journal", () => {

@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { identityOf } from "../src/process/identity.js";
 import { sheepdog, tempDir } from "./helpers/cli.js";
 import {
   REAL_SYSTEMD_INSTALL,
@@ -134,6 +135,7 @@ describe.skipIf(skipped)(
       const env = { ...p.env, ...sd.env };
       const tmuxEnv = { ...process.env, TMUX_TMPDIR: tmuxDir };
       let server = 0;
+      let serverStart = "";
       try {
         expect(sheepdog(["install", "systemd", "--program", p.root], { env }).code).toBe(0);
         // `start` of a oneshot returns when the tick is done.
@@ -151,6 +153,7 @@ describe.skipIf(skipped)(
           }).stdout.trim(),
         );
         expect(server).toBeGreaterThan(0);
+        serverStart = identityOf(server)?.start_time ?? "";
         expect(sd.unitPids(unit)).toEqual(expect.arrayContaining([server, started?.pid as number]));
         expect(sd.show(service, "Result")).toBe("success");
         expect(sd.unitPids(service)).toEqual([]);
@@ -159,8 +162,9 @@ describe.skipIf(skipped)(
         expect(isAlive(started?.pid as number, String(started?.start_time))).toBe(true);
       } finally {
         killStarted(p.stateDir);
-        // Our own server, on our own socket, by its exact pid.
-        if (server > 0) process.kill(server, "SIGTERM");
+        // Our own server, on our own socket, by its exact pid and start time (it may have
+        // ended by itself with its last window).
+        if (server > 0 && isAlive(server, serverStart)) process.kill(server, "SIGTERM");
       }
     }, 120_000);
   },

@@ -1,10 +1,21 @@
-import { closeSync, fstatSync, renameSync, statSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import { withMutex } from "../lock/dir-lock.js";
 import { faultArmed, faultPoint } from "../util/fault-point.js";
-import { isErrno, openRegular, openStateFile } from "../util/fs.js";
+import { isErrno, openRegular, openStateFile, writeFileAtomic } from "../util/fs.js";
 import { appendLines, readRange } from "../util/jsonl.js";
 import { iso } from "../util/time.js";
+import { carriedForward, copiesInOrder, stayingOf } from "./carry.js";
 import { checkEvent, type EventType, type JournalEvent, type NewEvent } from "./events.js";
 
 export type { EventOf, EventType, JournalEvent, NewEvent } from "./events.js";
@@ -38,7 +49,7 @@ export function appendEvent(
 ): JournalEvent {
   const full: JournalEvent = { at: iso(now), ...event } as JournalEvent;
   const path = join(stateDir, JOURNAL);
-  rotateIfLarge(stateDir, path);
+  rotateIfLarge(stateDir, path, now);
   const fd = openStateFile(path, "a+");
   try {
     const line = `${JSON.stringify(full)}\n`;
@@ -107,17 +118,38 @@ export function parseJournal(text: string): JournalEvent[] {
   return parseJournalText(text).events;
 }
 
-function readOne(stateDir: string, n: number, types?: ReadonlySet<EventType>): JournalRead {
-  const file = rotatedName(n);
+/** A journal file's events, what was skipped in it, and which file it is; null when there is none. */
+interface JournalFile extends JournalRead {
+  dev: number;
+  ino: number;
+}
+
+function readOne(path: string, types?: ReadonlySet<EventType>): JournalFile | null {
+  const text = readOneText(path);
+  if (!text) return null;
+  const file = basename(path);
+  return { ...parseJournalText(text.text, { file, types }), dev: text.dev, ino: text.ino };
+}
+
+const NONE: JournalRead = { events: [], skipped: { lines: 0, first: null } };
+
+function addSkipped(to: SkippedLines, more: SkippedLines): void {
+  to.lines += more.lines;
+  to.first ??= more.first;
+}
+
+/** A journal file's text (its end, when too large to read whole); null when there is none. */
+function readOneText(path: string): { text: string; dev: number; ino: number } | null {
   let fd: number;
   try {
-    fd = openRegular(join(stateDir, file), { noFollow: true });
+    fd = openRegular(path, { noFollow: true });
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return { events: [], skipped: { lines: 0, first: null } };
+    if (isErrno(err, "ENOENT")) return null;
     throw err;
   }
   try {
-    return parseJournalText(tailText(fd, JOURNAL_READ_MAX), { file, types });
+    const st = fstatSync(fd);
+    return { text: tailText(fd, st.size, JOURNAL_READ_MAX), dev: st.dev, ino: st.ino };
   } finally {
     closeSync(fd);
   }
@@ -127,38 +159,54 @@ function readOne(stateDir: string, n: number, types?: ReadonlySet<EventType>): J
  * A file's text, or its last `max` bytes from the first line that starts in them (what a
  * file too large to read whole has at its end: the newest events).
  */
-function tailText(fd: number, max: number): string {
-  const size = fstatSync(fd).size;
+function tailText(fd: number, size: number, max: number): string {
   if (size <= max) return readRange(fd, 0, size);
   const text = readRange(fd, size - max, max);
   const nl = text.indexOf("\n");
   return nl < 0 ? "" : text.slice(nl + 1);
 }
 
-function addSkipped(to: SkippedLines, more: SkippedLines): void {
-  to.lines += more.lines;
-  to.first ??= more.first;
+const same = (a: { dev: number; ino: number } | null, b: { dev: number; ino: number } | null) =>
+  !!a && !!b && a.dev === b.dev && a.ino === b.ino;
+
+/**
+ * The two files replay reads: journal.1 and the current one. A rotation half-way (journal.1
+ * already the current file under a second name, the next file not yet in place: see rotate)
+ * reads as the rotation done, the next file in the current one's place. The current file is
+ * opened first, so a rotation between the two opens reads that way too, never as the old
+ * journal.1 with the new current file (which carries copies of it).
+ */
+function viewFiles(
+  stateDir: string,
+  types?: ReadonlySet<EventType>,
+): { previous: JournalRead; current: JournalRead } {
+  let current = readOne(join(stateDir, JOURNAL), types);
+  const previous = readOne(join(stateDir, rotatedName(1)), types);
+  if (same(current, previous)) {
+    current = readOne(join(stateDir, NEXT), types) ?? readOne(join(stateDir, JOURNAL), types);
+    if (same(current, previous)) current = null;
+  }
+  return { previous: previous ?? NONE, current: current ?? NONE };
 }
 
 /**
  * The events the watchdog replays: the previous rotation and the current file, and what was
- * skipped in them. Rotation copies each type's newest event forward, so older state is never
- * lost. `types`: only these (a hot command that reads a few).
+ * skipped in them. Rotation copies what must stay in view to the head of the new file
+ * (carry.ts), so older state is never lost. `types`: only these (a hot command that reads a few).
  */
 export function readJournal(stateDir: string, types?: ReadonlySet<EventType>): JournalRead {
-  const previous = readOne(stateDir, 1, types);
-  const current = readOne(stateDir, 0, types);
+  const { previous, current } = viewFiles(stateDir, types);
   // Append order is the truth (a clock stepped back must not reorder a resume before its
-  // stand-down). Each file's carried copies come from the file before it, so they go first:
-  // the previous file's copies, then the current file's, then each file's own events.
+  // stand-down). Each file's copies summarise what came before the file ahead of it, so they go
+  // first: the previous file's (but for those the current file carried again), then the
+  // current file's, then each file's own events.
   const carried = (events: JournalEvent[]) => events.filter((e) => e.carried);
   const own = (events: JournalEvent[]) => events.filter((e) => !e.carried);
   const skipped = { ...previous.skipped };
   addSkipped(skipped, current.skipped);
   return {
     events: [
-      ...carried(previous.events),
-      ...carried(current.events),
+      ...copiesInOrder(carried(previous.events), carried(current.events)),
       ...own(previous.events),
       ...own(current.events),
     ],
@@ -175,10 +223,14 @@ export function readEvents(stateDir: string, types?: ReadonlySet<EventType>): Jo
 export function readAllJournal(stateDir: string): JournalRead {
   const events: JournalEvent[] = [];
   const skipped: SkippedLines = { lines: 0, first: null };
+  const read: JournalFile[] = [];
   for (let n = ROTATED_KEPT; n >= 0; n--) {
-    const one = readOne(stateDir, n);
-    for (const e of one.events) if (!e.carried) events.push(e);
-    addSkipped(skipped, one.skipped);
+    const file = readOne(join(stateDir, rotatedName(n)));
+    // one file under two names (a rotation stopped half-way) is shown once
+    if (!file || read.some((f) => same(f, file))) continue;
+    read.push(file);
+    for (const e of file.events) if (!e.carried) events.push(e);
+    addSkipped(skipped, file.skipped);
   }
   return { events, skipped };
 }
@@ -194,51 +246,104 @@ export function describeSkipped(s: SkippedLines): string | null {
   return `the journal has ${lines} that ${s.lines === 1 ? "is" : "are"} not an event sheepdog knows, skipped (${s.first})`;
 }
 
-function rotateIfLarge(stateDir: string, path: string): void {
-  let size: number;
+/** The next current file, written whole before it takes the name (DESIGN §2: temp, then rename). */
+const NEXT = "journal.next.jsonl";
+/** The current file's second name for a moment, renamed onto journal.1 (one atomic step). */
+const HOLD = "journal.hold.jsonl";
+
+/** Whether the file at `path` is a regular file at or past the size bound (no link is followed). */
+function large(path: string): boolean {
   try {
-    size = statSync(path).size;
+    const st = lstatSync(path);
+    return st.isFile() && st.size >= maxBytes();
   } catch {
-    return;
+    return false;
   }
-  if (size < maxBytes()) return;
+}
+
+function rotateIfLarge(stateDir: string, path: string, now: number): void {
+  if (!large(path)) return;
   // One rotator at a time, under the one mutex mechanism (a holder that died is seen by its
   // pid, not guessed from an age); a writer that finds it busy appends to either file.
   withMutex(join(stateDir, "journal.rotate.lock"), () => {
-    // Another rotator may have just renamed it, before any appender made it again.
-    let now: number;
-    try {
-      now = statSync(path).size;
-    } catch (err) {
-      if (isErrno(err, "ENOENT")) return;
-      throw err;
-    }
-    if (now < maxBytes()) return;
-    // The file about to drop out of replay's view hands its newest event of each type forward.
-    const leaving = readOne(stateDir, 1).events;
-    // Kept in append order, which is the truth (a clock stepped back must not put a start
-    // before its intent): each by the place of its last occurrence.
-    const newest = new Map<string, { e: JournalEvent; i: number }>();
-    for (const [i, e] of leaving.entries()) newest.set(e.type, { e, i });
-    for (let n = ROTATED_KEPT - 1; n >= 1; n--) {
-      try {
-        renameSync(join(stateDir, rotatedName(n)), join(stateDir, rotatedName(n + 1)));
-      } catch (err) {
-        if (!isErrno(err, "ENOENT")) throw err;
-      }
-    }
-    renameSync(path, join(stateDir, rotatedName(1)));
-    if (newest.size > 0) {
-      const carried = [...newest.values()]
-        .sort((a, b) => a.i - b.i)
-        .map(({ e }) => JSON.stringify({ ...e, carried: true }))
-        .join("\n");
-      const fd = openStateFile(path, "a");
-      try {
-        writeSync(fd, `${carried}\n`);
-      } finally {
-        closeSync(fd);
-      }
-    }
+    finishRotation(stateDir, now);
+    // Another rotator may have just rotated it, before any appender made it large again.
+    if (large(path)) rotate(stateDir, now);
   });
+}
+
+/**
+ * Rotation, so that a kill at any step leaves the view (journal.1 and the current file, see
+ * viewFiles) whole: the next file is written whole first (with what carry.ts says must stay in
+ * view), journal.1 is kept as journal.2 by a second name, journal.1 becomes the current file
+ * by a second name renamed onto it, and the next file is renamed onto the current name. Every
+ * step is one rename or link; no name is ever missing, so no appender makes a file of its own.
+ */
+function rotate(stateDir: string, now: number): void {
+  const at = (n: number) => join(stateDir, rotatedName(n));
+  writeFileAtomic(join(stateDir, NEXT), forwardText(at(1), at(0), now));
+  faultPoint("journal.rotate.next-written");
+  for (let n = ROTATED_KEPT - 1; n >= 2; n--) {
+    try {
+      renameSync(at(n), at(n + 1));
+    } catch (err) {
+      if (!isErrno(err, "ENOENT")) throw err;
+    }
+  }
+  try {
+    linkSync(at(1), at(2));
+  } catch (err) {
+    if (!isErrno(err, "ENOENT")) throw err; // the first rotation: no journal.1 yet
+  }
+  faultPoint("journal.rotate.kept");
+  swap(stateDir);
+}
+
+/** journal.1 := the current file (a second name, renamed onto it), then the next file in place. */
+function swap(stateDir: string): void {
+  const hold = join(stateDir, HOLD);
+  rmSync(hold, { force: true });
+  linkSync(join(stateDir, JOURNAL), hold);
+  renameSync(hold, join(stateDir, rotatedName(1)));
+  faultPoint("journal.rotate.half-swapped");
+  renameSync(join(stateDir, NEXT), join(stateDir, JOURNAL));
+}
+
+/**
+ * The copies for the next file, as its text: from the file leaving view and the one staying
+ * (its copies, and the incidents it opens and closes).
+ */
+function forwardText(leavingPath: string, stayingPath: string, now: number): string {
+  const leaving = readOne(leavingPath)?.events ?? [];
+  const staying = stayingOf(readOneText(stayingPath)?.text ?? "");
+  return carriedForward(leaving, staying, now)
+    .map((e) => `${JSON.stringify({ ...e, carried: true })}\n`)
+    .join("");
+}
+
+/** Finishes a rotation a kill stopped half-way (see rotate), from the step it reached. */
+function finishRotation(stateDir: string, now: number): void {
+  const at = (n: number) => join(stateDir, rotatedName(n));
+  const id = (path: string) => {
+    try {
+      const st = lstatSync(path);
+      return { dev: st.dev, ino: st.ino };
+    } catch {
+      return null;
+    }
+  };
+  rmSync(join(stateDir, HOLD), { force: true }); // a second name not yet renamed onto journal.1
+  const next = existsSync(join(stateDir, NEXT));
+  if (same(id(at(1)), id(at(0)))) {
+    // Half-swapped: the view reads as rotated. The next file goes in place (made again from
+    // journal.2, the file that left, should it be gone).
+    if (!next) writeFileAtomic(join(stateDir, NEXT), forwardText(at(2), at(1), now));
+    renameSync(join(stateDir, NEXT), at(0));
+  } else if (same(id(at(2)), id(at(1)))) {
+    // journal.1 kept as journal.2 by a second name; the swap not begun.
+    if (next) swap(stateDir);
+    else unlinkSync(at(2));
+  } else if (next) {
+    rmSync(join(stateDir, NEXT), { force: true }); // written, and nothing after: made again
+  }
 }

@@ -38,7 +38,9 @@ const TOKEN = /^[A-Za-z0-9_-]{43}$/;
  * Whether `token` is the one for these fields. The whole MAC is compared in constant time
  * (`equal`, crypto.timingSafeEqual: a test holds it to that), so the time taken says nothing
  * about how much of a guess was right; a token of the wrong shape is refused before any
- * comparison (its length is no secret).
+ * comparison (its length is no secret), and so is one that is not the MAC's own spelling: 43
+ * base64url characters carry 258 bits, and a decoder ignores the last 2, so four spellings
+ * decode to one MAC. Single use is kept by the spelling's digest: only one may verify.
  */
 export function tokenMatches(
   key: Buffer,
@@ -48,6 +50,7 @@ export function tokenMatches(
 ): boolean {
   if (!TOKEN.test(token)) return false;
   const given = Buffer.from(token, "base64url");
+  if (given.toString("base64url") !== token) return false; // not the canonical spelling
   const want = mac(key, f);
   if (given.length !== want.length) return false;
   return equal(want, given);

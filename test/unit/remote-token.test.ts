@@ -92,6 +92,22 @@ describe("the token", () => {
     },
   );
 
+  it("has one spelling: the three others that decode to the same MAC are refused", () => {
+    const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = B64.indexOf(token.at(-1) as string);
+    const others = [0, 1, 2, 3]
+      .map((low) => `${token.slice(0, 42)}${B64[(last & ~3) | low]}`)
+      .filter((t) => t !== token);
+    expect(others).toHaveLength(3);
+    for (const other of others) {
+      // the same 32 bytes to a decoder (its last 2 bits are padding)…
+      expect(Buffer.from(other, "base64url").equals(Buffer.from(token, "base64url"))).toBe(true);
+      // …but another digest, so it would be a second use: not this host's token
+      expect(tokenDigest(other)).not.toBe(tokenDigest(token));
+      expect(tokenMatches(KEY, FIELDS, other)).toBe(false);
+    }
+  });
+
   it("keeps a digest that refuses it again but cannot be pressed", () => {
     const d = tokenDigest(token);
     expect(d).toMatch(/^[0-9a-f]{32}$/);
@@ -205,6 +221,16 @@ describe("judging a command from the control topic", () => {
     ["a token that expires now", () => judge(message({ exp: NOW / 1000 })), "expired"],
     ["an unknown incident", () => judge(message({ incident: "zzzzzzzzzzzz" })), "unknown_incident"],
     ["a used token (single use)", () => judge(message(), used), "replayed"],
+    [
+      "a used token spelt another way (its last character's padding bits set)",
+      () => {
+        const token = tokenOf(KEY, FIELDS);
+        const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        const other = `${token.slice(0, 42)}${B64[B64.indexOf(token.at(-1) as string) ^ 1]}`;
+        return judge(message({}, other), used);
+      },
+      "forged",
+    ],
     [
       "a closed incident",
       () =>
