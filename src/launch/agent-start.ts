@@ -7,14 +7,15 @@ import { type AgentKind, agentKindOf } from "../agent/kinds.js";
 import { runsClaude } from "../config/claude-argv.js";
 import { runsCodex } from "../config/codex-argv.js";
 import { promptArrived } from "./herdr-arrival.js";
-import { type ClaudeScreenWatch, type ClaudeStartEnd, watchClaudeStart } from "./tmux-claude.js";
+import type { StartEnd, StartWatch } from "./start-watch.js";
+import { watchClaudeStart } from "./tmux-claude.js";
 import { watchCodexStart } from "./tmux-codex.js";
 
 export interface AgentStart {
   /** Whether the argv runs this agent (its start is then watched on screen). */
   runsIn(argv: readonly string[]): boolean;
   /** Watches a new window until its prompt arrived, answering what `acceptTrustDialog` allows. */
-  watchStart(w: ClaudeScreenWatch): Promise<ClaudeStartEnd>;
+  watchStart(w: StartWatch): Promise<StartEnd>;
   /** Whether `prompt` reached a transcript of `root` on this seat since `sinceMs`. */
   promptArrived(
     seat: string,

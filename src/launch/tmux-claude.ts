@@ -14,27 +14,8 @@ import {
   trustKey,
 } from "./claude-screen.js";
 import { StartFailed } from "./start-failed.js";
+import { type StartEnd, type StartWatch, sleep, watchStart } from "./start-watch.js";
 
-export interface ClaudeScreenWatch {
-  /** The window's screen now; null when the window is gone (its process ended). */
-  read(): Promise<string | null>;
-  /** Presses one key in the window (tmux key names: Enter, Down, Up). */
-  press(key: "Enter" | "Down" | "Up"): Promise<void>;
-  /** Whether the prompt arrived (in the transcript, or a claim since the launch). */
-  arrived(): boolean;
-  acceptTrustDialog: boolean;
-  root: string;
-  /** How long the window has to show its input box (or the prompt to arrive). */
-  startMs: number;
-  /** How long the prompt has to arrive once the input box shows. */
-  arrivalMs: number;
-  pollMs?: number;
-}
-
-/** How the start ended: the prompt arrived, or the window closed (its process is gone). */
-export type ClaudeStartEnd = "arrived" | "gone";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** After Enter on the dialog, how long it has to go before anything is pressed again. */
 const ENTER_SETTLE_MS = 3_000;
 
@@ -44,7 +25,7 @@ function held(what: string, screen: string | null, root: string): StartFailed {
 }
 
 /** Waits for the screen to leave the trust dialog after Enter (a lost Enter leaves it up). */
-async function afterEnter(w: ClaudeScreenWatch): Promise<void> {
+async function afterEnter(w: StartWatch): Promise<void> {
   const deadline = Date.now() + ENTER_SETTLE_MS;
   while (Date.now() < deadline) {
     await sleep(w.pollMs ?? 250);
@@ -53,49 +34,32 @@ async function afterEnter(w: ClaudeScreenWatch): Promise<void> {
 }
 
 /**
- * Watches a new Claude Code window until its prompt arrived or the window closed. Throws
- * StartFailed (with the screen) when it is held at a dialog it may not answer, when it never
- * shows its input box within `startMs`, or when the prompt does not arrive within
- * `arrivalMs` of the input box. Only the keys the trust dialog asks for are ever pressed.
+ * Watches a new Claude Code window until its prompt arrived or the window closed (start-watch.ts).
+ * Only the keys the trust dialog asks for are ever pressed; any other dialog holds the start.
  */
-export async function watchClaudeStart(w: ClaudeScreenWatch): Promise<ClaudeStartEnd> {
-  const pollMs = w.pollMs ?? 250;
-  const deadline = Date.now() + w.startMs;
-  let boxSince: number | null = null;
-  let screen: string | null = null;
-  for (;;) {
-    if (w.arrived()) return "arrived";
-    screen = await w.read();
-    if (screen === null) return "gone";
-    if (isTrustDialog(screen)) {
-      if (!w.acceptTrustDialog)
-        throw held("Claude is held at its folder-trust dialog", screen, w.root);
-      const key = trustKey(screen);
-      if (key === "enter") {
-        await w.press("Enter");
-        await afterEnter(w);
-        continue;
-      }
-      if (key) {
+export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
+  return watchStart(w, {
+    agent: "Claude",
+    box: "input box",
+    arrivesIn: "its transcript",
+    showsBox: showsInputBox,
+    async dialog(screen, w) {
+      if (isTrustDialog(screen)) {
+        if (!w.acceptTrustDialog)
+          throw held("Claude is held at its folder-trust dialog", screen, w.root);
+        const key = trustKey(screen);
+        if (key === "enter") {
+          await w.press("Enter");
+          await afterEnter(w);
+          return "pressed";
+        }
+        if (!key) return "wait";
         await w.press(key === "down" ? "Down" : "Up");
         await sleep(KEY_SETTLE_MS);
-        continue;
+        return "pressed";
       }
-    } else if (showsDialog(screen)) {
-      throw held("Claude is held at a dialog", screen, w.root);
-    } else if (showsInputBox(screen)) {
-      boxSince ??= Date.now();
-      if (Date.now() - boxSince >= w.arrivalMs)
-        throw new StartFailed(
-          `tmux: Claude shows its input box but the prompt did not arrive in its transcript within ${Math.round(w.arrivalMs / 1000)}s`,
-          screenTail(screen),
-        );
-    }
-    if (boxSince === null && Date.now() >= deadline)
-      throw new StartFailed(
-        `tmux: Claude did not show its input box within ${Math.round(w.startMs / 1000)}s`,
-        screenTail(screen),
-      );
-    await sleep(pollMs);
-  }
+      if (showsDialog(screen)) throw held("Claude is held at a dialog", screen, w.root);
+      return "none";
+    },
+  });
 }

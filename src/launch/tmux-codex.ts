@@ -11,9 +11,8 @@ import {
   codexTrustKey,
 } from "./codex-screen.js";
 import { StartFailed } from "./start-failed.js";
-import type { ClaudeScreenWatch, ClaudeStartEnd } from "./tmux-claude.js";
+import { type StartEnd, type StartWatch, sleep, watchStart } from "./start-watch.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** After a key, how long the dialog has to change before anything is pressed again. */
 const KEY_SETTLE_MS = 400;
 
@@ -24,36 +23,21 @@ function held(what: string, screen: string | null, root: string): StartFailed {
   );
 }
 
-export async function watchCodexStart(w: ClaudeScreenWatch): Promise<ClaudeStartEnd> {
-  const pollMs = w.pollMs ?? 250;
-  const deadline = Date.now() + w.startMs;
-  let boxSince: number | null = null;
-  let screen: string | null = null;
-  for (;;) {
-    if (w.arrived()) return "arrived";
-    screen = await w.read();
-    if (screen === null) return "gone";
-    const key = codexTrustKey(screen);
-    if (key || codexShowsDialog(screen)) {
+/** Watches a new Codex window until its prompt arrived in a rollout (start-watch.ts). */
+export function watchCodexStart(w: StartWatch): Promise<StartEnd> {
+  return watchStart(w, {
+    agent: "Codex",
+    box: "composer",
+    arrivesIn: "a rollout",
+    showsBox: codexShowsComposer,
+    async dialog(screen, w) {
+      const key = codexTrustKey(screen);
+      if (!key && !codexShowsDialog(screen)) return "none";
       if (!key) throw held("Codex is held at a dialog", screen, w.root);
       if (!w.acceptTrustDialog) throw held("Codex is held at its trust dialog", screen, w.root);
       await w.press(key === "enter" ? "Enter" : key === "down" ? "Down" : "Up");
       await sleep(KEY_SETTLE_MS);
-      continue;
-    }
-    if (codexShowsComposer(screen)) {
-      boxSince ??= Date.now();
-      if (Date.now() - boxSince >= w.arrivalMs)
-        throw new StartFailed(
-          `tmux: Codex shows its composer but the prompt did not arrive in a rollout within ${Math.round(w.arrivalMs / 1000)}s`,
-          screenTail(screen),
-        );
-    }
-    if (boxSince === null && Date.now() >= deadline)
-      throw new StartFailed(
-        `tmux: Codex did not show its composer within ${Math.round(w.startMs / 1000)}s`,
-        screenTail(screen),
-      );
-    await sleep(pollMs);
-  }
+      return "pressed";
+    },
+  });
 }
