@@ -4,6 +4,7 @@ import { alwaysJson, COMMAND_SPECS, type CommandSpec } from "./cli-spec.js";
 import { EXIT } from "./errors.js";
 import { finish } from "./run-command.js";
 import { applyClockStep } from "./util/clock-step.js";
+import { requireCached } from "./util/code-cache.js";
 import { nearest } from "./util/nearest.js";
 import { guardStream, shownJson, shownText } from "./util/sanitize.js";
 
@@ -17,9 +18,12 @@ const here = createRequire(import.meta.url);
 /** Every command with a module of its own (`version` is answered here). */
 const COMMANDS = Object.keys(COMMAND_SPECS).filter((c) => c !== "version");
 
-/** A command's own CommonJS file, built whole (scripts/build.mjs): it loads nothing else. */
+/**
+ * A command's own CommonJS file, built whole (scripts/build.mjs): it loads nothing else, and is
+ * compiled from V8's code cache where there is one (util/code-cache.ts).
+ */
 function loadCommand(name: string): CommandModule {
-  return here(`./commands/${name}.cjs`) as CommandModule;
+  return requireCached(here.resolve(`./commands/${name}.cjs`)) as CommandModule;
 }
 
 const FOOTER = `Every command that concerns a program takes --program NAME|PATH.
