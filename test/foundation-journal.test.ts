@@ -396,6 +396,7 @@ describe("a rotation killed at each step", () => {
 
   for (const point of [
     "journal.rotate.next-written",
+    "journal.rotate.shifted",
     "journal.rotate.kept",
     "journal.rotate.half-swapped",
   ]) {

@@ -1,4 +1,4 @@
-import type { EventOf, JournalEvent } from "./events.js";
+import { checkEvent, type EventOf, type JournalEvent } from "./events.js";
 
 // What a rotation copies to the head of the new journal file (DESIGN §2: state is derived from
 // the journal, so what is still true must stay in view once the file holding it drops out of
@@ -55,14 +55,16 @@ export function stayingOf(text: string): Staying {
     const copy = line.includes('"carried":true');
     const incident = line.includes('"incident_opened"') || line.includes('"incident_closed"');
     if (!copy && !incident) continue;
-    let e: JournalEvent;
+    let parsed: unknown;
     try {
-      e = JSON.parse(line) as JournalEvent;
+      parsed = JSON.parse(line);
     } catch {
       continue; // a torn line says nothing
     }
-    if (!e || typeof e !== "object" || typeof e.type !== "string" || typeof e.at !== "string")
-      continue;
+    // What a reader would skip is not carried again, nor does it close an incident.
+    const checked = checkEvent(parsed);
+    if (!("event" in checked)) continue;
+    const e = checked.event;
     if (copy && e.carried === true) carried.push(e);
     const named = incidentOf(e);
     if (named === null) continue;

@@ -241,7 +241,7 @@ export const EVENTS = {
   },
   incident_closed: {
     by: "pass",
-    fields: { incident: S, kind: oS, how: oS, ended_at: oS, after_ms: oN, pid: oN },
+    fields: { incident: S, kind: oS, how: oS, ended_at: oS, after_ms: onN, pid: oN },
   },
   // A person's answer from the phone, on the control topic (DESIGN §8).
   remote_accepted: {

@@ -283,12 +283,13 @@ function rotate(stateDir: string, now: number): void {
   const at = (n: number) => join(stateDir, rotatedName(n));
   writeFileAtomic(join(stateDir, NEXT), forwardText(at(1), at(0), now));
   faultPoint("journal.rotate.next-written");
-  for (let n = ROTATED_KEPT - 1; n >= 2; n--) {
-    try {
-      renameSync(at(n), at(n + 1));
-    } catch (err) {
-      if (!isErrno(err, "ENOENT")) throw err;
-    }
+  // The older files move up one from below the first free name: a shift a kill stopped is
+  // taken up where it stopped, never renaming a file onto one already moved.
+  let top = 2;
+  while (top < ROTATED_KEPT && existsSync(at(top))) top++;
+  for (let n = top - 1; n >= 2; n--) {
+    renameSync(at(n), at(n + 1));
+    faultPoint("journal.rotate.shifted");
   }
   try {
     linkSync(at(1), at(2));

@@ -142,6 +142,18 @@ describe("copiesInOrder and stayingOf", () => {
     expect([...s.closed]).toEqual(["aaaa"]);
     expect(pick([...s.carried])).toEqual(["incident_opened:cccc"]);
   });
+
+  it("leaves out what a reader would skip: a copy that does not fit is not carried again, a close that does not fit closes nothing", () => {
+    const body = [
+      JSON.stringify({ ...copy(closed("eeee")), pid: "not a number" }),
+      JSON.stringify({ ...closed("ffff"), ended_at: 12 }),
+      JSON.stringify(copy(opened("gggg"))),
+      "",
+    ].join("\n");
+    const s = stayingOf(body);
+    expect(pick([...s.carried])).toEqual(["incident_opened:gggg"]);
+    expect([...s.closed]).toEqual([]);
+  });
 });
 
 describe("many rotations (the pure rule, file after file)", () => {
