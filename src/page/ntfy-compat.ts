@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { ensureHostDir, hostStateDir } from "../usage/host-state.js";
 import { writeJsonAtomic } from "../util/fs.js";
+import { readJsonFile } from "../util/json-file.js";
 import { iso } from "../util/time.js";
 import { type NtfyTarget, type Page, PageError, type Published, publish } from "./ntfy.js";
 
@@ -24,15 +24,8 @@ const serversSchema = z.object({
 type Servers = z.infer<typeof serversSchema>;
 
 function readServers(): Servers {
-  try {
-    const parsed = serversSchema.safeParse(
-      JSON.parse(readFileSync(join(hostStateDir(), SERVERS_FILE), "utf8")),
-    );
-    if (parsed.success) return parsed.data;
-  } catch {
-    // none yet, or unreadable: every server is taken to be current
-  }
-  return { servers: {} };
+  // none yet, or unreadable: every server is taken to be current
+  return readJsonFile(join(hostStateDir(), SERVERS_FILE), serversSchema) ?? { servers: {} };
 }
 
 /** The server refused a `copy` action (and nothing else in the publish). */

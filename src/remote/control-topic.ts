@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
 import { describeNetworkError, publishUrl, scrub } from "../page/ntfy.js";
 import { writeJsonAtomic } from "../util/fs.js";
+import { readJsonFile } from "../util/json-file.js";
 
 // Reading the control topic (DESIGN §8): nothing listens on a port; every tick polls ntfy
 // (`GET /<topic>/json?poll=1&since=<last id>`, docs/subscribe/api.md) and `watch` streams it
@@ -148,16 +148,8 @@ const stateSchema = z.object({
 /** The state for this server and topic; a file for another one (the config changed) is none. */
 export function readControlState(stateDir: string, t: ControlTarget): ControlState {
   const none: ControlState = { server: t.server, topic: t.topic, last_id: null, error: null };
-  try {
-    const parsed = stateSchema.safeParse(
-      JSON.parse(readFileSync(join(stateDir, CONTROL_STATE), "utf8")),
-    );
-    if (!parsed.success) return none;
-    const s = parsed.data;
-    return s.server === t.server && s.topic === t.topic ? s : none;
-  } catch {
-    return none;
-  }
+  const s = readJsonFile(join(stateDir, CONTROL_STATE), stateSchema);
+  return s && s.server === t.server && s.topic === t.topic ? s : none;
 }
 
 export function writeControlState(stateDir: string, s: ControlState): void {

@@ -146,8 +146,6 @@ export interface TimelineInput {
   config_invalid?: { file: string; error: string } | null;
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const ms = (at: string): number => Date.parse(at);
 
 /** `152k`, `1.2M`, `800`. */
@@ -325,12 +323,12 @@ function onEvent(b: Building, life: Life, e: JournalEvent, spells: OpenSpells): 
       if (b.claimed_at !== null) {
         b.saves++;
         b.last_seen_at = e.at;
-        b.last_tokens = num(e.context_tokens) ?? b.last_tokens;
+        b.last_tokens = e.context_tokens ?? b.last_tokens;
         onWake(spells, b, e.at);
       }
       break;
     case "hand_over":
-      b.hand_over_tokens = num(e.context_tokens);
+      b.hand_over_tokens = e.context_tokens ?? null;
       b.last_tokens = b.hand_over_tokens ?? b.last_tokens;
       b.last_seen_at = e.at;
       onWake(spells, b, e.at);
@@ -340,7 +338,7 @@ function onEvent(b: Building, life: Life, e: JournalEvent, spells: OpenSpells): 
       if (b.claimed_at !== null) onIdleEvent(spells, b, e);
       break;
     case "restart_wedged":
-      b.wedged_since = str(e.since);
+      b.wedged_since = e.since ?? null;
       break;
   }
   if (life.end) endBar(b, life);
@@ -359,27 +357,27 @@ function endBar(b: Building, life: Life): void {
   switch (end.how) {
     case "hand_over":
       b.ending = "hand_over";
-      b.end_note = str(note);
+      b.end_note = note ?? null;
       break;
     case "finished":
       b.ending = "finished";
-      b.end_note = str(note);
+      b.end_note = note ?? null;
       break;
     case "released":
       b.ending = "released";
-      b.end_note = "forced" in e && e.forced ? `removed by a person: ${str(note) ?? ""}` : null;
+      b.end_note = "forced" in e && e.forced ? `removed by a person: ${note ?? ""}` : null;
       break;
     case "claim_broken":
       b.ending = "holder_state" in e && e.holder_state === "stopped" ? "stopped" : "dead";
-      b.end_note = str(reason);
+      b.end_note = reason ?? null;
       break;
     case "stopped":
       b.ending = claimed ? stoppedEnding(e) : "never_claimed";
-      b.end_note = str(reason);
+      b.end_note = reason ?? null;
       break;
     case "stood_down":
       b.ending = claimed ? "dead" : "never_claimed";
-      b.end_note = str(reason);
+      b.end_note = reason ?? null;
       break;
     case "replaced":
       b.ending = "replaced";
@@ -387,7 +385,7 @@ function endBar(b: Building, life: Life): void {
       break;
     case "start_failed":
       b.ending = "start_failed";
-      b.end_note = str(reason);
+      b.end_note = reason ?? null;
       break;
     case "superseded":
     case "cut_short":
@@ -466,19 +464,19 @@ function programSpans(events: readonly JournalEvent[], to: number): Span[] {
   for (const e of events) {
     switch (e.type) {
       case "paused":
-        begin("paused", e, str(e.reason) ?? "paused", { until: str(e.until) });
+        begin("paused", e, e.reason ?? "paused", { until: e.until ?? null });
         break;
       case "unpaused":
         close("paused", e.at);
         break;
       case "stood_down":
-        begin("stood_down", e, str(e.reason) ?? "stood down");
+        begin("stood_down", e, e.reason ?? "stood down");
         break;
       case "cleared":
         close("stood_down", e.at);
         break;
       case "finished":
-        begin("finished", e, str(e.note) ?? "finished");
+        begin("finished", e, e.note ?? "finished");
         break;
       case "reopened":
         close("finished", e.at);
@@ -498,12 +496,12 @@ function programSpans(events: readonly JournalEvent[], to: number): Span[] {
 }
 
 function sleepGap(e: EventOf<"sleep_gap">): Span {
-  const from = str(e.from) ?? e.at;
-  const discounted = num(e.discounted_ms) ?? 0;
+  const from = e.from ?? e.at;
+  const discounted = e.discounted_ms ?? 0;
   return {
     kind: "sleep_gap",
     from,
-    to: str(e.to) ?? e.at,
+    to: e.to ?? e.at,
     ongoing: false,
     reason: `the watchdog did not run (the host slept or its timer was held back)`,
     discounted_ms: discounted,
@@ -514,8 +512,8 @@ function tokenPoints(events: readonly JournalEvent[]): TokenPoint[] {
   const out: TokenPoint[] = [];
   for (const e of events) {
     if (e.type !== "saved" && e.type !== "hand_over") continue;
-    const t = num(e.context_tokens);
-    if (t !== null) out.push({ at: e.at, pid: num(e.pid), context_tokens: t });
+    const t = e.context_tokens ?? null;
+    if (t !== null) out.push({ at: e.at, pid: e.pid ?? null, context_tokens: t });
   }
   return out;
 }
@@ -524,26 +522,26 @@ function markersOf(events: readonly JournalEvent[]): Marker[] {
   const out: Marker[] = [];
   for (const e of events) {
     if (e.type === "paged") {
-      const text = str(e.title) ?? str(e.kind) ?? "page";
+      const text = e.title ?? e.kind ?? "page";
       out.push({
         at: e.at,
         kind: "paged",
-        page_kind: str(e.kind),
+        page_kind: e.kind ?? null,
         text,
-        priority: num(e.priority),
+        priority: e.priority ?? null,
       });
     } else if (e.type === "page_failed") {
-      const page = e.page as { title?: unknown; priority?: unknown } | undefined;
-      const text = `not delivered: ${str(page?.title) ?? str(e.kind) ?? "page"} (${str(e.error) ?? "?"})`;
+      const page = e.page;
+      const text = `not delivered: ${page?.title ?? e.kind ?? "page"} (${e.error ?? "?"})`;
       out.push({
         at: e.at,
         kind: "page_failed",
-        page_kind: str(e.kind),
+        page_kind: e.kind ?? null,
         text,
-        priority: num(page?.priority),
+        priority: page?.priority ?? null,
       });
     } else if (e.type === "tick_failed") {
-      const text = `tick failed: ${str(e.error) ?? "?"}`;
+      const text = `tick failed: ${e.error ?? "?"}`;
       out.push({ at: e.at, kind: "tick_failed", page_kind: null, text, priority: null });
     }
   }

@@ -332,27 +332,17 @@ function atLimitRule(
     ? "its prompt after the usage limit"
     : `${policy.agentLabel ?? "Claude Code"}'s usage-limit dialog`;
   const why = `pid ${claim.pid} is still at ${where} ${fmt(ctx.now - over.ended)} after the pause ended at ${ended} (claim_grace ${fmt(policy.claimGrace)}), with no save since: it will not go on by itself (${a.evidence.join("; ")})`;
-  const { pid, start_time, machine_id } = claim;
+  const { pid } = claim;
   return {
     decision: "restart_stuck",
     rule: 9,
     reason: why,
     effects: [
       ...ctx.pre,
-      { kind: "keep_evidence", pid },
-      {
-        kind: "stop",
-        who: "holder",
-        pid,
-        start_time,
-        machine_id,
-        start: startOfHolder(facts.history.last_start, claim),
-        note: {
-          reason: `stopped at ${where} after the pause; ${why}`,
-          planned: true,
-        },
-      },
-      { kind: "break_claim" },
+      ...stopLiveHolder(facts, claim, {
+        reason: `stopped at ${where} after the pause; ${why}`,
+        planned: true,
+      }),
       startFor(ctx, `the previous manager (pid ${pid}) sat at ${where} after the pause`),
     ],
     loop_prefix: `pid ${pid} sat at ${where}; stopped, and `,
