@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkEvent, EVENT_TYPES, EVENTS, type EventType } from "../../src/journal/events.js";
 import { appendEvent, parseJournalText, readJournal } from "../../src/journal/journal.js";
+import { replay, STATE_EVENT_TYPES } from "../../src/journal/replay.js";
 import { LockBusy } from "../../src/lock/dir-lock.js";
 import { lockBusyEvent } from "../../src/watchdog/pass/lock-busy.js";
 import { tempDir } from "../helpers/cli.js";
@@ -337,6 +338,39 @@ describe("every line the code writes is read back", () => {
     const read = readJournal(dir);
     expect(read.skipped).toEqual({ lines: 0, first: null });
     expect(read.events).toEqual(all.map((s) => s.line));
+  });
+});
+
+describe("replay's own list of the types it reads (STATE_EVENT_TYPES) is the types that change its state", () => {
+  // Readers that need only replay's state (save, wait, the undo commands) read only the listed
+  // types: a type replay reads that the list lacks would be missed by them, silently.
+  const all = samples().map((s) => s.line as never);
+  it("no line of another type changes the state, whatever came before", () => {
+    for (const { type, i, line } of samples()) {
+      if (STATE_EVENT_TYPES.has(type as EventType)) continue;
+      for (const before of [
+        [],
+        all.filter((e: Line) => STATE_EVENT_TYPES.has(e.type as EventType)),
+      ])
+        expect(replay([...before, line as never]), `${type} #${i}`).toEqual(replay(before));
+    }
+  });
+  it("a line of each listed type does change it", () => {
+    for (const type of STATE_EVENT_TYPES) {
+      const lines = samples().filter((s) => s.type === type);
+      // After nothing, or after any one listed line (a reopen changes only a finish).
+      const befores: never[][] = [
+        [],
+        ...all.filter((e: Line) => STATE_EVENT_TYPES.has(e.type as EventType)).map((e) => [e]),
+      ];
+      const changes = lines.some(({ line }) =>
+        befores.some(
+          (before) =>
+            JSON.stringify(replay([...before, line as never])) !== JSON.stringify(replay(before)),
+        ),
+      );
+      expect(changes, type).toBe(true);
+    }
   });
 });
 
