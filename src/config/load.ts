@@ -30,6 +30,14 @@ export interface Program {
 
 export const TICK_DEADLINE_MS = 4 * 60_000;
 
+/**
+ * A pass's deadline, in ms: `SHEEPDOG_TICK_DEADLINE_MS` (tests), else 4 min. One reading for the
+ * supervisor that gives a pass up and the tick lock that ages against it, so they agree.
+ */
+export function passDeadlineMs(env: NodeJS.ProcessEnv = process.env): number {
+  return Number(env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
+}
+
 /** Reads and validates `<root>/program.json`; throws UsageError (exit 2) naming what is wrong. */
 export function loadProgram(root: string): Program {
   return loadProgramText(root).program;
@@ -161,7 +169,7 @@ export function policyOf(config: ProgramConfig): Policy {
     pageCooldown: parseDuration(page?.cooldown ?? "6h"),
     remindEvery: parseDuration(page?.remind_every ?? "4h"),
     reminders: page?.reminders ?? 2,
-    tickDeadline: TICK_DEADLINE_MS,
+    tickDeadline: passDeadlineMs(),
     lease: config.lease ? leaseTimesOf(config.lease) : null,
     agentLabel: AGENT_FACTS[agentKindOf(config)].label,
     resumeLine: AGENT_FACTS[agentKindOf(config)].continuesAfterLimit

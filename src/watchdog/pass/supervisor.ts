@@ -5,7 +5,7 @@
 // the output flushed, exit 1. An unsupervised program is never silent (DESIGN §6, §16).
 import { basename } from "node:path";
 import type { ProgramContext } from "../../config/context.js";
-import { TICK_DEADLINE_MS } from "../../config/load.js";
+import { passDeadlineMs } from "../../config/load.js";
 import { EXIT, SheepdogError } from "../../errors.js";
 import { appendEvent, type JournalEvent } from "../../journal/journal.js";
 import { UNSAFE_PROGRAM } from "../../state/dir.js";
@@ -36,15 +36,10 @@ export interface SupervisorOptions {
   /** `tick` or `watch`: the prefix of what the process says on stderr. */
   command: string;
   overdue: OverduePolicy;
-  /** Each pass's deadline; default `SHEEPDOG_TICK_DEADLINE_MS`, else 4 min (read here only). */
+  /** Each pass's deadline; default passDeadlineMs() (config/load.ts), as the tick lock's. */
   deadlineMs?: number;
   /** Called just before the process exits (a watcher's record says it stopped). */
   beforeExit?: () => void;
-}
-
-/** The tick lock's deadline for one pass, in ms: `SHEEPDOG_TICK_DEADLINE_MS` (tests), else 4 min. */
-export function passDeadlineMs(env: NodeJS.ProcessEnv = process.env): number {
-  return Number(env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
 }
 
 /** How long a run goes on after giving up a pass: half the lock's break-after (tests: shorter). */
