@@ -236,14 +236,20 @@ export function journalOf(stateDir) {
   return { events, torn, glued: torn.filter((l) => l.includes('}{"at"')) };
 }
 
-/** Locks that hold no pid and are cleared by their age alone (30–60 s): how long each has stood. */
+/**
+ * The short mutexes beside the locks: each appears whole with its holder (src/lock/dir-lock.ts) and
+ * is broken once its holder is dead, so one that stands long is a fault: how long each has stood.
+ */
 export const AGED_LOCKS = ["claim.break.lock", "tick.lock.break", "journal.rotate.lock"];
 
-/** The tick lock: absent, held by a live tick, or left by a dead one. */
+/**
+ * The tick lock: absent, held by a live tick, or left by a dead one; "unreadable" (no holder in
+ * it) is made only by hand or an older sheepdog now, and the next tick breaks it at once.
+ */
 export function tickLockOf(stateDir) {
   if (!existsSync(join(stateDir, "tick.lock"))) return "absent";
   const h = readJson(join(stateDir, "tick.lock", "holder.json"));
-  if (!h) return "being made";
+  if (!h) return "unreadable";
   return isAlive(h.pid, h.start_time) ? "live" : "dead holder";
 }
 

@@ -358,7 +358,7 @@ function checkClaim(p, now) {
 
 function checkLocks(p, now) {
   const lock = tickLockOf(p.stateDir);
-  const dead = lasting(`lock:${p.root}`, now, lock === "dead holder" || lock === "being made");
+  const dead = lasting(`lock:${p.root}`, now, lock === "dead holder" || lock === "unreadable");
   if (dead > GRACE.deadLock)
     once(
       `lock:${p.root}:${since.get(`lock:${p.root}`)}`,
