@@ -5,6 +5,7 @@ import { CONFIG_SETTLE_MS, sightPending } from "../config/last-valid.js";
 import { livenessOf, machineId } from "../process/identity.js";
 import { ControlFeed } from "../remote/stream.js";
 import type { Facts } from "../watchdog/gather/facts.js";
+import { CLAIM_NOT_BROKEN } from "../watchdog/pass/lock-busy.js";
 import type { ProgramReport } from "../watchdog/pass/tick.js";
 import { spellEvent } from "../watchdog/rules/activity-rule.js";
 import type { DecidePolicy } from "../watchdog/rules/decide.js";
@@ -20,7 +21,7 @@ export interface Libraries {
 export const DEBOUNCE_MS = 200;
 /** After a pass that started a manager: the next pass, as soon as a file event's would come. */
 const START_LOOK_MS = DEBOUNCE_MS;
-/** After a `locked` pass (a timer tick is acting), look again this soon. */
+/** After a `locked` pass (a timer tick is acting) or a busy claim break, look again this soon. */
 const LOCKED_RETRY_MS = 1000;
 
 type Identity = { pid: number; start_time: string; machine_id: string };
@@ -253,7 +254,9 @@ export function wakeOf(
   now: number,
   policy?: Pick<DecidePolicy, "cadence" | "quietAfter" | "staleAfter" | "nudgeWait" | "claimGrace">,
 ): number | null {
-  if (report.decision === "locked") return now + LOCKED_RETRY_MS;
+  // A lock was busy (the tick lock, or the mutex a claim break takes): the pass did not act.
+  if (report.decision === "locked" || report.actions.some((a) => a.startsWith(CLAIM_NOT_BROKEN)))
+    return now + LOCKED_RETRY_MS;
   // A pass that started a manager looks again at once: the next one watches the start's pid
   // (`starting`), or finds it dead already (a start that dies at once, DESIGN §16). The start's
   // own journal lines no longer wake a pass (a pass's own events never do).

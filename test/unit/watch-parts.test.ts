@@ -9,6 +9,7 @@ import { nextSlot, wakeOf } from "../../src/resident/program-watch.js";
 import { PassQueue } from "../../src/resident/queue.js";
 import { journalChange, relevantPath } from "../../src/resident/relevance.js";
 import { readWatcherRecords, type WatcherRecord } from "../../src/resident/status-file.js";
+import { CLAIM_NOT_BROKEN } from "../../src/watchdog/pass/lock-busy.js";
 import type { ProgramReport } from "../../src/watchdog/pass/tick.js";
 
 describe("relevantPath", () => {
@@ -123,6 +124,14 @@ describe("wakeOf", () => {
       ),
     ).toBe(Date.parse("2026-11-30T11:00:00Z"));
     expect(wakeOf(report("locked", null), now)).toBe(now + 1000);
+    // a restart whose claim break met a busy mutex did not happen: soon again, as after locked
+    const busy = {
+      ...report("restart_dead", { paused: null, seat: { limited: false, until: null } }),
+      actions: [
+        `${CLAIM_NOT_BROKEN}claim.break.lock is held by pid 4242, so the claim could not be broken`,
+      ],
+    };
+    expect(wakeOf(busy, now)).toBe(now + 1000);
     // a pass that started a manager looks again at once (its start may die before it claims)
     const started = {
       ...report("start", { paused: null, seat: { limited: false, until: null } }),

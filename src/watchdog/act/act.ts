@@ -15,7 +15,7 @@ import { faultPoint } from "../../util/fault-point.js";
 import { monoNow } from "../../util/mono.js";
 import { iso } from "../../util/time.js";
 import type { Facts } from "../gather/facts.js";
-import { lockBusyEvent } from "../pass/lock-busy.js";
+import { CLAIM_NOT_BROKEN, lockBusyEvent } from "../pass/lock-busy.js";
 import type { Decision } from "../rules/decide.js";
 import type { Effect, StopEffect } from "../rules/effects.js";
 import { LIVE_RESTARTS } from "../rules/rule-context.js";
@@ -256,7 +256,7 @@ const HANDLERS: Handlers = {
       run.claimClear = false;
       run.busy = `${broken.describe()}, so the claim could not be broken`;
       run.journal(lockBusyEvent(broken, `${run.decision.decision}: not done: ${run.busy}`));
-      run.actions.push(`claim not broken: ${run.busy}`);
+      run.actions.push(`${CLAIM_NOT_BROKEN}${run.busy}`);
     } else if (broken) {
       run.events.push({
         at: new Date().toISOString(),
