@@ -1,17 +1,9 @@
 import { execFileSync, spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NEWEST_TESTED_VERSION, PINNED_VERSION } from "../../src/usage/claude-versions.js";
 import type { FakeAnthropic } from "./fake-anthropic.js";
+import { cacheRoot, installOnce } from "./npm-cache.js";
 import { waitFor } from "./poll.js";
 
 // The real Claude Code CLI for tests: any named version's npm package in a cache folder
@@ -28,23 +20,6 @@ export function claudeInstall(version = CLAUDE_CODE_VERSION): string {
   return `npm install --prefix ~/.cache/sheepdog/claude-code-${version} @anthropic-ai/claude-code@${version}`;
 }
 export const CLAUDE_INSTALL = claudeInstall();
-
-function cacheRoot(): string {
-  return process.env.SHEEPDOG_TEST_CACHE || join(homedir(), ".cache", "sheepdog");
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function runs(bin: string, version: string): boolean {
   try {
@@ -81,71 +56,14 @@ export function claudeBinary(
 async function installClaude(
   version: string,
 ): Promise<{ path: string | null; why: string | null }> {
-  const runs_ = (bin: string) => runs(bin, version);
   const folder = join(cacheRoot(), `claude-code-${version}`);
   const bin = join(folder, "node_modules", ".bin", "claude");
-  if (existsSync(bin) && runs_(bin)) return { path: bin, why: null };
-  mkdirSync(folder, { recursive: true });
-  const lock = join(folder, "install.lock");
-  const deadline = Date.now() + 10 * 60_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, "pid"), String(process.pid));
-      break;
-    } catch {
-      let pid = 0;
-      try {
-        pid = Number(readFileSync(join(lock, "pid"), "utf8"));
-      } catch {}
-      // A lock without a pid yet is a maker between its two steps, unless it is old.
-      const old = (() => {
-        try {
-          return Date.now() - statSync(lock).mtimeMs > 60_000;
-        } catch {
-          return false;
-        }
-      })();
-      if ((pid && !alive(pid)) || (!pid && old)) rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline)
-        return { path: null, why: "another install held the lock for 10 minutes" };
-      else await sleep(500);
-      if (existsSync(bin) && runs_(bin)) return { path: bin, why: null };
-    }
-  }
-  try {
-    if (existsSync(bin) && runs_(bin)) return { path: bin, why: null };
-    try {
-      execFileSync(
-        "npm",
-        [
-          "install",
-          "--prefix",
-          folder,
-          "--no-audit",
-          "--no-fund",
-          `@anthropic-ai/claude-code@${version}`,
-        ],
-        {
-          stdio: "pipe",
-          timeout: 5 * 60_000,
-          // The registry is reached over TLS: the CA bundle vitest.config.ts set aside.
-          env: process.env.SHEEPDOG_TEST_CA_CERTS
-            ? { ...process.env, NODE_EXTRA_CA_CERTS: process.env.SHEEPDOG_TEST_CA_CERTS }
-            : process.env,
-        },
-      );
-    } catch (e) {
-      const err = e as { stderr?: Buffer; message: string };
-      const last = (err.stderr?.toString() || err.message).trim().split("\n").slice(-3).join(" / ");
-      return { path: null, why: `npm install failed: ${last}` };
-    }
-    return existsSync(bin) && runs_(bin)
-      ? { path: bin, why: null }
-      : { path: null, why: `installed, but ${bin} does not run` };
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  const { why } = await installOnce({
+    folder,
+    spec: `@anthropic-ai/claude-code@${version}`,
+    ready: () => existsSync(bin) && runs(bin, version),
+  });
+  return why ? { path: null, why } : { path: bin, why: null };
 }
 
 export type Auth = "api-key" | "oauth";

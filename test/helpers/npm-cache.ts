@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -44,24 +44,22 @@ export async function installOnce(o: CachedInstall): Promise<{ why: string | nul
   const lock = join(o.folder, "install.lock");
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {
+    // The lock appears whole, its pid inside (a folder made aside, then renamed onto the name):
+    // one without a live pid is its dead maker's, never one being made.
+    const aside = `${lock}.${process.pid}.tmp`;
+    rmSync(aside, { recursive: true, force: true });
+    mkdirSync(aside);
+    writeFileSync(join(aside, "pid"), String(process.pid));
     try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, "pid"), String(process.pid));
+      renameSync(aside, lock);
       break;
     } catch {
+      rmSync(aside, { recursive: true, force: true });
       let pid = 0;
       try {
         pid = Number(readFileSync(join(lock, "pid"), "utf8"));
       } catch {}
-      // A lock without a pid yet is a maker between its two steps, unless it is old.
-      const old = (() => {
-        try {
-          return Date.now() - statSync(lock).mtimeMs > 60_000;
-        } catch {
-          return false;
-        }
-      })();
-      if ((pid && !alive(pid)) || (!pid && old)) rmSync(lock, { recursive: true, force: true });
+      if (!pid || !alive(pid)) rmSync(lock, { recursive: true, force: true });
       else if (Date.now() > deadline)
         return { why: "another install held the lock for 10 minutes" };
       else await sleep(500);

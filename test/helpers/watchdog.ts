@@ -238,14 +238,21 @@ export async function dueFor(
 ): Promise<TickProgram> {
   const wait = dueAt - Date.now() + 50;
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = tick(env, ["--dry-run"]).report;
-    if (r.decision === decision) return r;
-    if (Date.now() > deadline)
-      throw new Error(
-        `still ${r.decision} (not ${decision}) ${ms} ms after it was due: ${r.reason}`,
-      );
-    await new Promise((res) => setTimeout(res, 250));
+  let last: TickProgram | null = null;
+  try {
+    return await waitFor(
+      `${decision} once due`,
+      () => {
+        last = tick(env, ["--dry-run"]).report;
+        return last.decision === decision && last;
+      },
+      ms,
+      250,
+    );
+  } catch {
+    const r = last as TickProgram | null;
+    throw new Error(
+      `still ${r?.decision} (not ${decision}) ${ms} ms after it was due: ${r?.reason}`,
+    );
   }
 }
