@@ -20,6 +20,8 @@ export interface StartWatch {
   /** How long the prompt has to arrive once the input box shows. */
   arrivalMs: number;
   pollMs?: number;
+  /** The pass's: once aborted (the pass given up), the watch reads and presses nothing more. */
+  signal?: AbortSignal;
 }
 
 /** How the start ended: the prompt arrived, or the window closed (its process is gone). */
@@ -52,6 +54,8 @@ export async function watchStart(w: StartWatch, s: StartScreen): Promise<StartEn
   let screen: string | null = null;
   for (;;) {
     if (w.arrived()) return "arrived";
+    if (w.signal?.aborted)
+      throw new StartFailed(`tmux: ${s.agent}'s start was given up with its pass`);
     screen = await w.read();
     if (screen === null) return "gone";
     const step = await s.dialog(screen, w);

@@ -218,6 +218,7 @@ async function pastDialogs(
       root: program.root,
       startMs: envMs("SHEEPDOG_TMUX_START_MS", 60_000),
       arrivalMs: envMs("SHEEPDOG_TMUX_ARRIVAL_MS", 30_000),
+      signal: req.signal,
     });
   } catch (err) {
     if (claimed()) return;

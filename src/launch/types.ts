@@ -14,6 +14,8 @@ export interface LaunchRequest {
    * taken since is this start's.
    */
   launchBegan: number;
+  /** The pass's (watchdog/pass/supervisor.ts): once it is given up, a start's watch stops. */
+  signal?: AbortSignal;
 }
 
 /**

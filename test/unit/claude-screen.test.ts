@@ -137,6 +137,24 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
     expect(w.pressed).toEqual(["Down", "Enter"]);
   });
 
+  it("a pass given up stops its start's watch: no key is pressed after the abort", async () => {
+    const pass = new AbortController();
+    const w = window([
+      { screen: TRUST, onKey: { Down: 1 } },
+      { screen: TRUST_YES, onKey: { Enter: 2 } },
+      { screen: INPUT },
+    ]);
+    const press = w.watch({
+      signal: pass.signal,
+      press: async (key) => {
+        w.pressed.push(key);
+        pass.abort(); // given up while the first key was on its way
+      },
+    });
+    await expect(press).rejects.toThrow("tmux: Claude's start was given up with its pass");
+    expect(w.pressed).toEqual(["Down"]);
+  });
+
   it("a lost key is pressed again only after the screen is re-read", async () => {
     // The first Down is lost (the dialog's first instant): the screen still selects No.
     let downs = 0;

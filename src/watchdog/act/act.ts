@@ -48,6 +48,8 @@ interface Run {
   busy?: string;
   /** A failure an effect put off so the effects after it still run (the fence's stop). */
   deferred?: unknown;
+  /** The pass's: a given-up pass starts no effect, and its start's watch presses no key. */
+  signal?: AbortSignal;
 }
 
 type Handlers = {
@@ -82,6 +84,7 @@ export async function act(
     evidence: null,
     evidenceError: null,
     claimClear: true,
+    signal,
   };
   for (const effect of decision.effects) {
     signal?.throwIfAborted();
@@ -317,7 +320,13 @@ const HANDLERS: Handlers = {
     faultPoint("act.mid-start");
     let launched: Launched;
     try {
-      launched = await launcher.start({ program, reason, prompt, launchBegan: began });
+      launched = await launcher.start({
+        program,
+        reason,
+        prompt,
+        launchBegan: began,
+        signal: run.signal,
+      });
     } catch (err) {
       // A failed start, whatever its cause (a launcher's config error included: what load could
       // refuse it already did), is journaled and paged, and counted by the crash-loop guard, so
