@@ -22,8 +22,8 @@ const workers =
   Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
 
 /**
- * The longest files first, longest of all first (measured: bench/RESULTS.md "How long the suite takes"),
- * so the 4 workers end together instead of one long file ending the run alone: most of these
+ * The longest files first, longest of all first (their times in a full run, bench/RESULTS.md
+ * "How long the suite takes"), so the 4 workers end together instead of one long file ending the run alone: most of these
  * wait on real clocks (a usage limit's reset, a timer, kill rounds, Herdr's arrival waits).
  * vitest's own order (longest first, from its cache of the last run) decides the rest; a fresh
  * clone has no such cache, and put claude-activity's 80 s two minutes into the run.
@@ -32,33 +32,40 @@ const LONG_FIRST = [
   "claude-manager-limits.test.ts",
   "claude-activity.test.ts",
   "claude-newest.test.ts",
-  "claude-limits-print.test.ts",
-  "systemd-real.test.ts",
-  "lease-hosts.test.ts",
-  "watch.test.ts",
   "pause-tick.test.ts",
-  "tick-guards.test.ts",
-  "tick-herdr.test.ts",
-  "faults-kill-watchdog.test.ts",
   "faults-kill-lock-random.test.ts",
-  "faults-clock.test.ts",
-  "faults-kill-manager.test.ts",
-  "claude-manager.test.ts",
-  "tick-tmux.test.ts",
-  "claude-permissions.test.ts",
+  "package.test.ts",
+  "systemd-real.test.ts",
+  "watch.test.ts",
+  "lease-hosts.test.ts",
+  "report-night.test.ts",
+  "tick-herdr.test.ts",
+  "claude-limits-print.test.ts",
+  "tick-guards.test.ts",
+  "doctor.test.ts",
   "held-start.test.ts",
-  "launch-herdr-faults.test.ts",
-  "page-tick-e2e.test.ts",
+  "faults-clock.test.ts",
+  "claude-manager.test.ts",
   "tick-signals.test.ts",
+  "merge-lock.test.ts",
+  "faults-kill-locks.test.ts",
+  "page-backoff.test.ts",
+  "foundation-config.test.ts",
+  "tick-tmux.test.ts",
+  "faults-kill-lock-points.test.ts",
+  "claude-permissions.test.ts",
+  "page-tick.test.ts",
+  "foundation-claim.test.ts",
+  "launch-herdr-faults.test.ts",
+  "install-systemd.test.ts",
+  "faults-kill-watchdog.test.ts",
+  "page-tick-e2e.test.ts",
+  "save-ledger.test.ts",
   "lease-tick.test.ts",
   "launch-herdr.test.ts",
-  "demo.test.ts",
+  "faults-kill-manager.test.ts",
+  "install-launchd.test.ts",
   "tick-restart.test.ts",
-  "package.test.ts",
-  "doctor.test.ts",
-  "page-tick.test.ts",
-  "merge-lock.test.ts",
-  "save-ledger.test.ts",
 ];
 
 class LongFirst extends BaseSequencer {

@@ -275,17 +275,24 @@ export function claudePrint(
 
 /**
  * Accepts the folder-trust dialog: Down (its default is "No, exit"), then Enter once the
- * selection is seen on "Yes". Down is pressed again only if the first was lost (keys sent as
- * the dialog draws are), never twice in a row unseen: a second Down could move past Yes.
+ * selection is seen on "Yes" and holds. Down is pressed again only if the first was lost (keys
+ * sent as the dialog draws are), never twice in a row unseen: a second Down could move past Yes.
  */
 export async function acceptTrustDialog(w: ClaudeWindow): Promise<void> {
   await w.waitForScreen(/Yes, I trust this folder/);
   let pressed = 0;
+  let onYesSince = 0;
   await waitFor(
-    "the selection on Yes",
+    "the selection on Yes, held",
     () => {
-      if (/❯\s+Yes, I trust this folder/.test(w.screen())) return true;
-      if (Date.now() - pressed > 2000) {
+      if (/❯\s+Yes, I trust this folder/.test(w.screen())) {
+        // Held for 400 ms: a Down sent late (a loaded machine) would move the menu on again,
+        // and Enter on "No, exit" ends Claude Code.
+        onYesSince ||= Date.now();
+        return Date.now() - onYesSince >= 400;
+      }
+      onYesSince = 0;
+      if (Date.now() - pressed > 3000) {
         w.keys("Down");
         pressed = Date.now();
       }
