@@ -3,18 +3,24 @@
 // module.enableCompileCache (22.1+), so the CommonJS wrapper is compiled here through vm.Script.
 //
 // The cache is written once, after a run without one (it then holds the functions that run
-// compiled), beside the bundle in `<dist>/v8-cache/`, and only where this user may write. V8
-// checks a cache's version and flags but of the source only its length, so a cache is used only
-// when its header names this very bundle file (inode, size, mtime) and this Node, and only when
-// it is owned like the bundle and writable by no one else: bytecode is code.
+// compiled), beside the bundle in `<dist>/v8-cache/`, and only by the bundle's owner. V8 checks
+// a cache's version and flags but of the source only its length, so a cache is used only when
+// its header names this very bundle file (inode, size, mtime, ctime: npm packs every file with
+// one mtime, ctime no one sets) and this Node, and only when it is owned like the bundle and
+// writable by no one else: bytecode is code. One file per Node and flags, so two Nodes on a host
+// (a timer's, a shell's) do not take turns rewriting one. No `importModuleDynamically`: the
+// bundles have no import() (scripts/build.mjs turns it into require()).
 import {
   closeSync,
+  constants,
   fstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
   type Stats,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import Module, { createRequire } from "node:module";
@@ -23,18 +29,23 @@ import { Script } from "node:vm";
 
 const CACHE_DIR = "v8-cache";
 
-/** What the last load did, for the tests: used a cache, wrote one, or neither. */
-export let lastLoad: "cached" | "written" | "compiled" = "compiled";
-
 function header(st: Stats): string {
-  return `sheepdog-v8 ${st.ino} ${st.size} ${st.mtimeMs} ${process.version} ${process.arch}\n`;
+  return `sheepdog-v8 ${st.ino} ${st.size} ${st.mtimeMs} ${st.ctimeMs} ${process.version} ${process.arch}\n`;
+}
+
+/** This Node and its flags, in a file name (a cheap string hash: node:crypto costs a start). */
+function flavour(): string {
+  const flags = `${process.execArgv.join(" ")}|${process.env.NODE_OPTIONS ?? ""}`;
+  let h = 5381;
+  for (let i = 0; i < flags.length; i++) h = ((h << 5) + h + flags.charCodeAt(i)) >>> 0;
+  return `${process.version}-${process.arch}-${h.toString(36)}`;
 }
 
 /** The cache for the bundle `st` describes, when it is one to trust; else undefined. */
 function readCache(path: string, st: Stats): Buffer | undefined {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
@@ -49,7 +60,13 @@ function readCache(path: string, st: Stats): Buffer | undefined {
   }
 }
 
-function writeCache(path: string, st: Stats, data: Buffer): void {
+function writeCache(path: string, bundle: string, st: Stats, data: () => Buffer): void {
+  // The bundle at the name may have been rebuilt while this process ran (a watch runs for days).
+  try {
+    if (header(statSync(bundle)) !== header(st)) return;
+  } catch {
+    return;
+  }
   try {
     mkdirSync(dirname(path), { mode: 0o755 });
   } catch {
@@ -57,11 +74,13 @@ function writeCache(path: string, st: Stats, data: Buffer): void {
   }
   const tmp = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, Buffer.concat([Buffer.from(header(st)), data]), { mode: 0o644, flag: "wx" });
+    writeFileSync(tmp, Buffer.concat([Buffer.from(header(st)), data()]), {
+      mode: 0o644,
+      flag: "wx",
+    });
     renameSync(tmp, path); // whole or not at all
-    lastLoad = "written";
   } catch {
-    // a read-only install: the bundle runs as it is, compiled each time
+    rmSync(tmp, { force: true }); // a full disk: the bundle runs as it is, compiled each time
   }
 }
 
@@ -76,12 +95,14 @@ export function requireCached(file: string): unknown {
   } finally {
     closeSync(fd);
   }
-  const cachePath = join(dirname(file), CACHE_DIR, `${basename(file)}.v8`);
+  const cachePath = join(dirname(file), CACHE_DIR, `${basename(file)}.${flavour()}.v8`);
   const cachedData = readCache(cachePath, st);
   const script = new Script(Module.wrap(source), { filename: file, cachedData });
   const used = cachedData !== undefined && !script.cachedDataRejected;
-  lastLoad = used ? "cached" : "compiled";
-  if (!used) process.once("exit", () => writeCache(cachePath, st, script.createCachedData()));
+  // Only the bundle's owner writes (another user's would never be trusted, and rewritten at
+  // every run); the cache is made at exit, when it holds what the run compiled.
+  if (!used && process.geteuid?.() === st.uid)
+    process.once("exit", () => writeCache(cachePath, file, st, () => script.createCachedData()));
   const mod = { exports: {} as unknown, filename: file, id: file, loaded: false };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
