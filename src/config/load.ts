@@ -35,7 +35,8 @@ export const TICK_DEADLINE_MS = 4 * 60_000;
  * supervisor that gives a pass up and the tick lock that ages against it, so they agree.
  */
 export function passDeadlineMs(env: NodeJS.ProcessEnv = process.env): number {
-  return Number(env.SHEEPDOG_TICK_DEADLINE_MS) || TICK_DEADLINE_MS;
+  const ms = Number(env.SHEEPDOG_TICK_DEADLINE_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : TICK_DEADLINE_MS;
 }
 
 /** Reads and validates `<root>/program.json`; throws UsageError (exit 2) naming what is wrong. */

@@ -49,6 +49,11 @@ export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
           throw held("Claude is held at its folder-trust dialog", screen, w.root);
         const key = trustKey(screen);
         if (key === "enter") {
+          // "Yes" must hold: a Down that arrives late (a loaded host) moves the menu on again,
+          // and Enter on "No, exit" ends Claude Code.
+          await sleep(KEY_SETTLE_MS);
+          const again = await w.read();
+          if (again === null || trustKey(again) !== "enter") return "pressed"; // read anew
           await w.press("Enter");
           await afterEnter(w);
           return "pressed";

@@ -249,7 +249,9 @@ export async function dueFor(
       ms,
       250,
     );
-  } catch {
+  } catch (err) {
+    // Only the wait's own end is said so; a tick that failed says why.
+    if (!String((err as Error).message).startsWith("timed out after")) throw err;
     const r = last as TickProgram | null;
     throw new Error(
       `still ${r?.decision} (not ${decision}) ${ms} ms after it was due: ${r?.reason}`,

@@ -155,6 +155,34 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
     expect(w.pressed).toEqual(["Down"]);
   });
 
+  it("Enter only on a Yes that holds: a late Down that moved the menu back is answered first", async () => {
+    // What the pane shows at each read: Yes at first sight, then No again (a Down sent earlier
+    // arrived late), so Enter now would exit Claude Code.
+    let screen = TRUST;
+    let reads = 0;
+    const pressed: string[] = [];
+    const end = await watchClaudeStart({
+      read: async () => {
+        reads++;
+        if (pressed.length === 1 && reads === 3) screen = TRUST; // the late Down wraps to No
+        return screen;
+      },
+      press: async (key) => {
+        pressed.push(key);
+        if (key === "Down") screen = screen === TRUST ? TRUST_YES : TRUST;
+        if (key === "Enter") screen = screen === TRUST_YES ? INPUT : "exited";
+      },
+      arrived: () => screen === INPUT,
+      acceptTrustDialog: true,
+      root: "/srv/catalog",
+      startMs: 5_000,
+      arrivalMs: 300,
+      pollMs: 5,
+    });
+    expect(end).toBe("arrived");
+    expect(pressed).toEqual(["Down", "Down", "Enter"]);
+  });
+
   it("a lost key is pressed again only after the screen is re-read", async () => {
     // The first Down is lost (the dialog's first instant): the screen still selects No.
     let downs = 0;
