@@ -358,8 +358,9 @@ describe("a rotation killed at each step", () => {
     };
   }
 
-  /** A journal rotated twice, holding an open incident, a used token and a cleared stand-down
-   * across its files, its current file at the size bound: the next append rotates it. */
+  /** A journal rotated four times (journal.1–4), holding an open incident, a used token and a
+   * cleared stand-down across its files, its current file at the size bound: the next append
+   * rotates it. */
   function journalAtBound(stateDir: string): number {
     const was = process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
     process.env.SHEEPDOG_JOURNAL_MAX_BYTES = String(MAX);
@@ -378,7 +379,7 @@ describe("a rotation killed at each step", () => {
       add({ type: "remote_accepted", token_sha256: "t1", expires_at: ago(-3_600_000) });
       pad(14);
       add({ type: "cleared" });
-      while (!existsSync(join(stateDir, "journal.2.jsonl"))) pad(1);
+      while (!existsSync(join(stateDir, "journal.4.jsonl"))) pad(1);
     } finally {
       if (was === undefined) delete process.env.SHEEPDOG_JOURNAL_MAX_BYTES;
       else process.env.SHEEPDOG_JOURNAL_MAX_BYTES = was;
@@ -396,7 +397,9 @@ describe("a rotation killed at each step", () => {
 
   for (const point of [
     "journal.rotate.next-written",
-    "journal.rotate.shifted",
+    // after journal.4 → 5 and 3 → 4: a shift taken up from the top again would put the old
+    // journal.3 onto the old journal.4 and lose it
+    "journal.rotate.shifted.3",
     "journal.rotate.kept",
     "journal.rotate.half-swapped",
   ]) {

@@ -289,7 +289,7 @@ function rotate(stateDir: string, now: number): void {
   while (top < ROTATED_KEPT && existsSync(at(top))) top++;
   for (let n = top - 1; n >= 2; n--) {
     renameSync(at(n), at(n + 1));
-    faultPoint("journal.rotate.shifted");
+    faultPoint(`journal.rotate.shifted.${n}`);
   }
   try {
     linkSync(at(1), at(2));
