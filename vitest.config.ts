@@ -7,7 +7,9 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // the built CLI, real processes, git, tmux, systemd, HTTP). Every e2e file makes its own temp
 // programs, state folders, tmux sockets and ports, so files run side by side: most of their
 // time is spent waiting on real processes, not on the CPU. vitest's default (cpus − 1) would
-// be one file at a time on a 2-core machine. `SHEEPDOG_TEST_WORKERS` overrides the count.
+// be one file at a time on a 2-core machine; 4 workers left the 2 cores a quarter idle (75 %
+// busy, vitest 314–326 s), 6 keep them ~90 % busy (259 s): bench/RESULTS.md. So 3 per core, at
+// least 4. `SHEEPDOG_TEST_WORKERS` overrides the count.
 // Node reads NODE_EXTRA_CA_CERTS's whole bundle at every start, before any code runs: on the
 // 2-core machine that was 58 of a bare start's 138 ms of CPU, paid by each of the suite's ~3,300
 // node processes (the CLI, the stand-ins, the fake managers). Nothing the tests start speaks TLS
@@ -19,11 +21,11 @@ if (process.env.NODE_EXTRA_CA_CERTS)
 delete process.env.NODE_EXTRA_CA_CERTS;
 
 const workers =
-  Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
+  Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 3);
 
 /**
  * The longest files first, longest of all first (their times in a full run, bench/RESULTS.md
- * "How long the suite takes"), so the 4 workers end together instead of one long file ending the run alone: most of these
+ * "How long the suite takes"), so the workers end together instead of one long file ending the run alone: most of these
  * wait on real clocks (a usage limit's reset, a timer, kill rounds, Herdr's arrival waits).
  * vitest's own order (longest first, from its cache of the last run) decides the rest; a fresh
  * clone has no such cache, and put claude-activity's 80 s two minutes into the run.
