@@ -15,6 +15,7 @@ import {
   writeProfile,
 } from "../agent/codex/init.js";
 import { AGENTS, type AgentKind } from "../agent/kinds.js";
+import { CLAIM_AND_SAVE_DUTIES } from "../agent/prompt-duties.js";
 import { CONFIG_FILE, PROMPT_FILE } from "../config/files.js";
 import { parseConfig } from "../config/load.js";
 import {
@@ -84,12 +85,7 @@ You are the manager of the program "${name}". Replace this file with your real p
 sheepdog starts you with a one-line prompt naming this file and why you were started.
 What sheepdog expects of you:
 
-- At start: \`sheepdog claim acquire\` (exit 3 means another manager holds the program: stop).
-- After every change of state: \`sheepdog save\`. It answers with JSON; when \`hand_over\` is true,
-  finish the step you are on, write down where things stand, and run
-  \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
-  When the program is staged on more than one host and \`lease.held_here\` is false, this
-  host no longer holds it: stop at once (another host's manager takes over).
+${CLAIM_AND_SAVE_DUTIES}
 - Keep one \`sheepdog wait\` running in the background (run it with run_in_background). It
   wakes you when its interval (20m) has passed, the program is paused or stood down, your
   claim is lost, or this host lost the program's lease (\`lease_lost\`: stop), printing one JSON line (Claude Code tells you the background command

@@ -6,6 +6,7 @@ import type { LauncherKind } from "../../config/schema.js";
 import { expandHome } from "../../util/fs.js";
 import { homeDir } from "../../util/lazy.js";
 import { DEFAULT_RESUME_LINE } from "../kinds.js";
+import { CLAIM_AND_SAVE_DUTIES } from "../prompt-duties.js";
 import { PROFILE, profilePath, profileText } from "./profile.js";
 
 /** The flags every Codex manager argv starts with: no daemon left behind, sheepdog's profile. */
@@ -84,12 +85,7 @@ You are the manager of the program "${name}". Replace this file with your real p
 sheepdog starts you (Codex, with \`--profile ${PROFILE}\`) with a one-line prompt naming this file
 and why you were started. What sheepdog expects of you:
 
-- At start: \`sheepdog claim acquire\` (exit 3 means another manager holds the program: stop).
-- After every change of state: \`sheepdog save\`. It answers with JSON; when \`hand_over\` is true,
-  finish the step you are on, write down where things stand, and run
-  \`sheepdog hand-over --note "why"\`, then stop. When \`pause\` is set, save and stop.
-  When the program is staged on more than one host and \`lease.held_here\` is false, this
-  host no longer holds it: stop at once (another host's manager takes over).
+${CLAIM_AND_SAVE_DUTIES}
 - When there is nothing to do until something changes, run \`sheepdog wait --every 20m\` and
   keep reading its output until it prints its one JSON line (it wakes when its interval has
   passed, the program is paused or stood down, your claim is lost, or this host lost the
