@@ -12,7 +12,7 @@ import { holdsClaim } from "./herdr-claimed.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { results } from "./herdr-schema.js";
 import { visibleScreen } from "./herdr-screen.js";
-import { type AgentStart, agentNow, passDialog } from "./herdr-start.js";
+import { type AgentStart, agentNow, passDialog, throwIfGivenUp } from "./herdr-start.js";
 import { StartFailed } from "./start-failed.js";
 
 export interface PromptTiming {
@@ -149,6 +149,7 @@ export async function promptUntilArrived(
   let sends = 0;
   let stuck = false;
   for (let attempt = 1; sends < t.tries && attempt <= 2 * t.tries; attempt++) {
+    throwIfGivenUp(s);
     if (attempt > 1) {
       // Herdr's ok for Enter proves nothing (#3313): the transcript and the composer decide
       // whether it submitted, before another copy is sent.

@@ -30,6 +30,14 @@ export interface AgentStart {
   busyMs: number;
   acceptTrustDialog: boolean;
   env: NodeJS.ProcessEnv;
+  /** The pass's: once it is given up, the start presses and sends nothing more. */
+  signal?: AbortSignal;
+}
+
+/** Fails the start once its pass is given up (checked before each call that acts on the pane). */
+export function throwIfGivenUp(s: AgentStart): void {
+  if (s.signal?.aborted)
+    throw new StartFailed(`herdr: agent ${s.name}'s start was given up with its pass`);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,6 +70,7 @@ function startCall(s: AgentStart) {
 async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
   const deadline = Date.now() + s.busyMs;
   for (;;) {
+    throwIfGivenUp(s);
     try {
       const started = await startCall(s);
       // Herdr 0.8.0 returns a start whose agent is held at a dialog.
@@ -97,6 +106,7 @@ export async function passDialog(s: AgentStart, what: string): Promise<boolean> 
   for (let keys = 0; ; keys++) {
     const key = trustKey(screen);
     if (key === null || keys >= TRUST_KEYS_MAX) throw held();
+    throwIfGivenUp(s);
     await herdrText({
       command: `herdr agent send-keys ${s.name} ${key}`,
       args: ["agent", "send-keys", s.name, key],

@@ -220,6 +220,7 @@ export async function startHerdr(
       busyMs: timing.busyMs ?? 10_000,
       acceptTrustDialog: s.acceptTrustDialog,
       env,
+      ...(req.signal ? { signal: req.signal } : {}),
     };
     await startAgent(start);
     started = { launcher: "herdr", pane, window: tab.tab.tab_id, agent: name, workspace };

@@ -275,6 +275,28 @@ export function launcherSuite(version: StandinVersion, full = true): void {
       expect(t.state().agents).toEqual([]);
     });
 
+    it("a start whose pass is given up sends nothing more and closes the pane it made", async () => {
+      // Every prompt is lost, so the start would send three; the pass is given up after the first.
+      process.env.HERDR_STANDIN_DROP_PROMPTS = "3";
+      const pass = new AbortController();
+      const giveUp = setInterval(() => {
+        if (t.calls("agent prompt").length > 0) pass.abort();
+      }, 20);
+      const err = await startHerdr({ ...requestFor(t.program()), signal: pass.signal }, FAST)
+        .then(
+          () => null,
+          (e: Error) => e,
+        )
+        .finally(() => clearInterval(giveUp));
+      expect(err).toBeInstanceOf(StartFailed);
+      expect((err as StartFailed).reason).toBe(
+        "herdr: agent manager's start was given up with its pass",
+      );
+      expect((err as StartFailed).screen).toMatch(/prompt swallowed/);
+      expect(t.calls("agent prompt")).toHaveLength(1);
+      expect(t.calls("pane close")).toHaveLength(1);
+    });
+
     it("close closes the pane and its process ends; screen shows the agent's screen", async () => {
       const ctx = t.program();
       const req = requestFor(ctx);
