@@ -6,6 +6,7 @@
 import { basename } from "node:path";
 import { identityOf } from "../process/identity.js";
 import {
+  ARROW_REPRESS_MS,
   dialogFix,
   isTrustDialog,
   KEY_SETTLE_MS,
@@ -84,7 +85,7 @@ async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
   }
 }
 
-/** How many keys the trust dialog gets before the start fails with its screen. */
+/** How many arrow keys the trust dialog gets before the start fails with its screen. */
 const TRUST_KEYS_MAX = 8;
 
 /**
@@ -103,16 +104,34 @@ export async function passDialog(s: AgentStart, what: string): Promise<boolean> 
       screen ? screenTail(screen) : undefined,
     );
   if (!(s.acceptTrustDialog && isTrustDialog(screen))) throw held();
-  for (let keys = 0; ; keys++) {
-    const key = trustKey(screen);
-    if (key === null || keys >= TRUST_KEYS_MAX) throw held();
+  const send = (key: string) => {
     throwIfGivenUp(s);
-    await herdrText({
+    return herdrText({
       command: `herdr agent send-keys ${s.name} ${key}`,
       args: ["agent", "send-keys", s.name, key],
       env: s.env,
     });
-    if (key === "enter") break;
+  };
+  // The keys as the tmux start presses them (tmux-claude.ts): an arrow pressed again only once
+  // it had time to land, Enter only on a Yes read twice a settle apart.
+  const deadline = Date.now() + s.startMs;
+  let arrowAt = Number.NEGATIVE_INFINITY;
+  for (let arrows = 0; ; ) {
+    const key = trustKey(screen);
+    if (key === null || arrows > TRUST_KEYS_MAX || Date.now() >= deadline) throw held();
+    if (key === "enter") {
+      await sleep(KEY_SETTLE_MS);
+      screen = await visibleScreen(s.pane, s.env);
+      if (!isTrustDialog(screen)) return true;
+      if (trustKey(screen) !== "enter") continue;
+      await send("enter");
+      break;
+    }
+    if (Date.now() - arrowAt >= ARROW_REPRESS_MS) {
+      await send(key);
+      arrows++;
+      arrowAt = Date.now();
+    }
     await sleep(KEY_SETTLE_MS);
     screen = await visibleScreen(s.pane, s.env);
     if (!isTrustDialog(screen)) return true;

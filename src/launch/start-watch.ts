@@ -59,7 +59,8 @@ export async function watchStart(w: StartWatch, s: StartScreen): Promise<StartEn
     screen = await w.read();
     if (screen === null) return "gone";
     const step = await s.dialog(screen, w);
-    if (step === "pressed") continue;
+    // Read again at once after a key, but never past the deadline (a dialog that takes no key).
+    if (step === "pressed" && Date.now() < deadline) continue;
     if (step === "none" && s.showsBox(screen)) {
       boxSince ??= Date.now();
       if (Date.now() - boxSince >= w.arrivalMs)

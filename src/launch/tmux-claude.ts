@@ -5,6 +5,7 @@
 // selected, keys sent in its first instant can be lost, and the argv prompt is submitted once
 // every dialog is answered.
 import {
+  ARROW_REPRESS_MS,
   dialogFix,
   isTrustDialog,
   KEY_SETTLE_MS,
@@ -38,6 +39,7 @@ async function afterEnter(w: StartWatch): Promise<void> {
  * Only the keys the trust dialog asks for are ever pressed; any other dialog holds the start.
  */
 export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
+  let arrowAt = Number.NEGATIVE_INFINITY;
   return watchStart(w, {
     agent: "Claude",
     box: "input box",
@@ -49,17 +51,18 @@ export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
           throw held("Claude is held at its folder-trust dialog", screen, w.root);
         const key = trustKey(screen);
         if (key === "enter") {
-          // "Yes" must hold: a Down that arrives late (a loaded host) moves the menu on again,
-          // and Enter on "No, exit" ends Claude Code.
+          // Yes, read twice a settle apart: a late arrow that moves the menu on is seen first.
           await sleep(KEY_SETTLE_MS);
           const again = await w.read();
-          if (again === null || trustKey(again) !== "enter") return "pressed"; // read anew
+          if (again === null || trustKey(again) !== "enter" || w.signal?.aborted) return "wait";
           await w.press("Enter");
           await afterEnter(w);
           return "pressed";
         }
-        if (!key) return "wait";
+        // An arrow not yet seen to move the selection may only be late: not pressed twice.
+        if (!key || Date.now() - arrowAt < ARROW_REPRESS_MS) return "wait";
         await w.press(key === "down" ? "Down" : "Up");
+        arrowAt = Date.now();
         await sleep(KEY_SETTLE_MS);
         return "pressed";
       }

@@ -183,6 +183,75 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
     expect(pressed).toEqual(["Down", "Down", "Enter"]);
   });
 
+  it("a late Down is not pressed twice: the selection gets ARROW_REPRESS_MS to move", async () => {
+    // The Down lands 1 s after it was sent (a loaded host): pressed again at once, it would
+    // land twice and move the menu past Yes.
+    let screen = TRUST;
+    const pressed: string[] = [];
+    const end = await watchClaudeStart({
+      read: async () => screen,
+      press: async (key) => {
+        pressed.push(key);
+        if (key === "Down")
+          setTimeout(() => (screen = screen === TRUST ? TRUST_YES : TRUST), 1_000);
+        if (key === "Enter") screen = screen === TRUST_YES ? INPUT : "exited";
+      },
+      arrived: () => screen === INPUT,
+      acceptTrustDialog: true,
+      root: "/srv/catalog",
+      startMs: 5_000,
+      arrivalMs: 300,
+      pollMs: 5,
+    });
+    expect(end).toBe("arrived");
+    expect(pressed).toEqual(["Down", "Enter"]);
+  });
+
+  it("a pass given up during Yes's hold presses no Enter", async () => {
+    const pass = new AbortController();
+    let screen = TRUST;
+    const pressed: string[] = [];
+    const end = watchClaudeStart({
+      read: async () => {
+        if (screen === TRUST_YES) pass.abort(); // given up while Yes is being held
+        return screen;
+      },
+      press: async (key) => {
+        pressed.push(key);
+        if (key === "Down") screen = TRUST_YES;
+        if (key === "Enter") screen = INPUT;
+      },
+      arrived: () => screen === INPUT,
+      acceptTrustDialog: true,
+      root: "/srv/catalog",
+      startMs: 5_000,
+      arrivalMs: 300,
+      pollMs: 5,
+      signal: pass.signal,
+    });
+    await expect(end).rejects.toThrow("tmux: Claude's start was given up with its pass");
+    expect(pressed).toEqual(["Down"]);
+  });
+
+  it("a dialog that takes no key fails the start at startMs", async () => {
+    const pressed: string[] = [];
+    const err = await watchClaudeStart({
+      read: async () => TRUST,
+      press: async (key) => {
+        pressed.push(key);
+      },
+      arrived: () => false,
+      acceptTrustDialog: true,
+      root: "/srv/catalog",
+      startMs: 3_000,
+      arrivalMs: 300,
+      pollMs: 5,
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(StartFailed);
+    expect(err.reason).toMatch(/did not show its input box within 3s/);
+    expect(pressed).toEqual(["Down", "Down"]);
+  });
+
   it("a lost key is pressed again only after the screen is re-read", async () => {
     // The first Down is lost (the dialog's first instant): the screen still selects No.
     let downs = 0;
