@@ -8,8 +8,10 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // programs, state folders, tmux sockets and ports, so files run side by side: most of their
 // time is spent waiting on real processes, not on the CPU. vitest's default (cpus − 1) would
 // be one file at a time on a 2-core machine; 4 workers left the 2 cores a quarter idle (75 %
-// busy, vitest 314–326 s), 6 keep them ~90 % busy (259 s): bench/RESULTS.md. So 3 per core, at
-// least 4. `SHEEPDOG_TEST_WORKERS` overrides the count.
+// busy, vitest 314–326 s), 6 keep them ~90 % busy (251–262 s): bench/RESULTS.md. So 3 per core,
+// at least 4 and at most 12: past 12 the longest file (~130 s, waits) is the floor anyway, and
+// more would only start more real Claude Code binaries at once. `SHEEPDOG_TEST_WORKERS`
+// overrides the count.
 // Node reads NODE_EXTRA_CA_CERTS's whole bundle at every start, before any code runs: on the
 // 2-core machine that was 58 of a bare start's 138 ms of CPU, paid by each of the suite's ~3,300
 // node processes (the CLI, the stand-ins, the fake managers). Nothing the tests start speaks TLS
@@ -21,7 +23,8 @@ if (process.env.NODE_EXTRA_CA_CERTS)
 delete process.env.NODE_EXTRA_CA_CERTS;
 
 const workers =
-  Number(process.env.SHEEPDOG_TEST_WORKERS) || Math.max(4, availableParallelism() * 3);
+  Number(process.env.SHEEPDOG_TEST_WORKERS) ||
+  Math.min(12, Math.max(4, availableParallelism() * 3));
 
 /**
  * The longest files first, longest of all first (their times in a full run, bench/RESULTS.md

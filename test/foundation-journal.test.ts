@@ -397,9 +397,12 @@ describe("a rotation killed at each step", () => {
 
   for (const point of [
     "journal.rotate.next-written",
-    // after journal.4 → 5 and 3 → 4: a shift taken up from the top again would put the old
-    // journal.3 onto the old journal.4 and lose it
+    // the shift's first step (journal.4 → 5), its middle (then 3 → 4: a shift taken up from
+    // the top again would put the old journal.3 onto the old journal.4 and lose it) and its
+    // last (2 → 3)
+    "journal.rotate.shifted.4",
     "journal.rotate.shifted.3",
+    "journal.rotate.shifted.2",
     "journal.rotate.kept",
     "journal.rotate.half-swapped",
   ]) {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { AGENT_FACTS, agentKindOf, DEFAULT_RESUME_LINE } from "../agent/kinds.js";
 import { UsageError } from "../errors.js";
 import { formatDuration, parseDuration } from "../util/duration.js";
+import { envMs } from "../util/env-ms.js";
 import { expandHome, isErrno } from "../util/fs.js";
 import { jsonErrorLocation } from "../util/json-location.js";
 import { agentProblems, withAgentDefaults } from "./agent-config.js";
@@ -35,8 +36,7 @@ export const TICK_DEADLINE_MS = 4 * 60_000;
  * supervisor that gives a pass up and the tick lock that ages against it, so they agree.
  */
 export function passDeadlineMs(env: NodeJS.ProcessEnv = process.env): number {
-  const ms = Number(env.SHEEPDOG_TICK_DEADLINE_MS);
-  return Number.isFinite(ms) && ms > 0 ? ms : TICK_DEADLINE_MS;
+  return envMs("SHEEPDOG_TICK_DEADLINE_MS", TICK_DEADLINE_MS, env);
 }
 
 /** Reads and validates `<root>/program.json`; throws UsageError (exit 2) naming what is wrong. */

@@ -71,9 +71,3 @@ export function launchEnv(
 ): NodeJS.ProcessEnv {
   return without(base, secretVars(program));
 }
-
-/** A launcher's time limit from `$NAME` (ms, above zero), else `fallback`: tests shorten them. */
-export function envMs(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}

@@ -10,9 +10,10 @@ import { RuntimeFailure } from "../errors.js";
 import { which } from "../install/target.js";
 import { seatOf } from "../usage/seat.js";
 import { managerTranscriptEnv, projectDirOf } from "../usage/transcript.js";
+import { envMs } from "../util/env-ms.js";
 import { agentStart } from "./agent-start.js";
 import { screenTail } from "./claude-screen.js";
-import { envMs, launchEnv, managerEnv } from "./env.js";
+import { launchEnv, managerEnv } from "./env.js";
 import { managerClaimed } from "./herdr-claimed.js";
 import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import {

@@ -2,7 +2,10 @@
 // value, bounded, then fail naming what never came. Readiness signals (a fault point's marker,
 // a line a stand-in prints) are what the checks look at; no test sleeps a fixed time for them.
 
-/** Polls `check` every `everyMs` until it returns a truthy value; throws after `ms`. */
+/** waitFor's own end: what never came (anything else a check throws is passed on as it is). */
+export class WaitTimeout extends Error {}
+
+/** Polls `check` every `everyMs` until it returns a truthy value; throws WaitTimeout after `ms`. */
 export async function waitFor<T>(
   what: string,
   check: () => T | null | undefined | false | 0 | "",
@@ -13,7 +16,8 @@ export async function waitFor<T>(
   for (;;) {
     const value = check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new WaitTimeout(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { afterEach } from "vitest";
 import { livenessOf, machineId } from "../../src/process/identity.js";
 import { CLI, type RunResult, sheepdog, sheepdogAsync, sleeper, tempProgram } from "./cli.js";
-import { waitFor } from "./poll.js";
+import { WaitTimeout, waitFor } from "./poll.js";
 
 export const FAKE_MANAGER = resolve("test/fixtures/fake-manager.cjs");
 
@@ -251,7 +251,7 @@ export async function dueFor(
     );
   } catch (err) {
     // Only the wait's own end is said so; a tick that failed says why.
-    if (!String((err as Error).message).startsWith("timed out after")) throw err;
+    if (!(err instanceof WaitTimeout)) throw err;
     const r = last as TickProgram | null;
     throw new Error(
       `still ${r?.decision} (not ${decision}) ${ms} ms after it was due: ${r?.reason}`,

@@ -5,11 +5,11 @@ import { statSync } from "node:fs";
 import { agentFor } from "../../agent/index.js";
 import type { ProgramContext } from "../../config/context.js";
 import type { StartRecord } from "../../journal/replay.js";
-import { envMs } from "../../launch/env.js";
 import { hasPane, launchedOf, launcherFor } from "../../launch/index.js";
 import { sampleTree } from "../../process/tree.js";
 import { readHookRecords } from "../../usage/hook-records.js";
 import { lookupSession } from "../../usage/sessions.js";
+import { envMs } from "../../util/env-ms.js";
 import {
   type Activity,
   type ActivityEvidence,

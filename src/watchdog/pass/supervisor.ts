@@ -11,6 +11,7 @@ import { appendEvent, type JournalEvent } from "../../journal/journal.js";
 import { UNSAFE_PROGRAM } from "../../state/dir.js";
 import { UnsafePath } from "../../state/owned.js";
 import { formatDuration } from "../../util/duration.js";
+import { envMs } from "../../util/env-ms.js";
 import { type ProgramReport, TickFailed } from "./tick.js";
 import { BREAK_AFTER_DEADLINE_MS, releaseOwnTickLock } from "./tick-lock.js";
 
@@ -44,7 +45,7 @@ export interface SupervisorOptions {
 
 /** How long a run goes on after giving up a pass: half the lock's break-after (tests: shorter). */
 export function givenUpGraceMs(env: NodeJS.ProcessEnv = process.env): number {
-  return Number(env.SHEEPDOG_TICK_GIVEN_UP_GRACE_MS) || BREAK_AFTER_DEADLINE_MS / 2;
+  return envMs("SHEEPDOG_TICK_GIVEN_UP_GRACE_MS", BREAK_AFTER_DEADLINE_MS / 2, env);
 }
 
 /**
