@@ -50,13 +50,6 @@ export function trustKey(screen: string | null): "enter" | "down" | "up" | null 
  */
 export const KEY_SETTLE_MS = 300;
 
-/**
- * How long an arrow has to move the trust dialog's selection before it is pressed again: keys
- * sent in a dialog's first instant are lost (2.1.328), but on a loaded host one is only late,
- * and pressed again at once it lands twice (the menu moves past Yes).
- */
-export const ARROW_REPRESS_MS = 2_000;
-
 /** A full-width horizontal rule, as Claude draws above its dialogs and around its input box. */
 const isRule = (line: string | undefined) => /^\s*─{10,}\s*$/.test(line ?? "");
 

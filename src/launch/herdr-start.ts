@@ -6,7 +6,6 @@
 import { basename } from "node:path";
 import { identityOf } from "../process/identity.js";
 import {
-  ARROW_REPRESS_MS,
   dialogFix,
   isTrustDialog,
   KEY_SETTLE_MS,
@@ -18,6 +17,7 @@ import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type AgentInfo, results } from "./herdr-schema.js";
 import { visibleScreen } from "./herdr-screen.js";
 import { StartFailed } from "./start-failed.js";
+import { ARROW_REPRESS_MS } from "./start-watch.js";
 
 export interface AgentStart {
   name: string;

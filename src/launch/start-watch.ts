@@ -45,7 +45,43 @@ export interface StartScreen {
   showsBox(screen: string): boolean;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * How long an arrow has to move a trust dialog's selection before it is pressed again: keys
+ * sent in a dialog's first instant are lost (Claude Code 2.1.328), but on a loaded host one is
+ * only late, and pressed again at once it lands twice (the menu moves past Yes).
+ */
+export const ARROW_REPRESS_MS = 2_000;
+
+/**
+ * A trust dialog's keys, pressed alike for every agent: an arrow again only when the selection
+ * has not moved ARROW_REPRESS_MS later; Enter only on a Yes read twice `settleMs` apart (a late
+ * arrow moves the menu on, and Enter on the wrong option can end the agent); nothing once the
+ * pass is given up. `afterEnter` waits for the dialog to go.
+ */
+export function trustKeys(
+  settleMs: number,
+  keyOf: (screen: string) => "enter" | "down" | "up" | null,
+  afterEnter: (w: StartWatch) => Promise<void>,
+) {
+  let arrowAt = Number.NEGATIVE_INFINITY;
+  return async (key: "enter" | "down" | "up", w: StartWatch): Promise<DialogStep> => {
+    if (key === "enter") {
+      await sleep(settleMs);
+      const again = await w.read();
+      if (again === null || keyOf(again) !== "enter" || w.signal?.aborted) return "wait";
+      await w.press("Enter");
+      await afterEnter(w);
+      return "pressed";
+    }
+    if (Date.now() - arrowAt < ARROW_REPRESS_MS) return "wait";
+    await w.press(key === "down" ? "Down" : "Up");
+    arrowAt = Date.now();
+    await sleep(settleMs);
+    return "pressed";
+  };
+}
 
 export async function watchStart(w: StartWatch, s: StartScreen): Promise<StartEnd> {
   const pollMs = w.pollMs ?? 250;
@@ -59,8 +95,9 @@ export async function watchStart(w: StartWatch, s: StartScreen): Promise<StartEn
     screen = await w.read();
     if (screen === null) return "gone";
     const step = await s.dialog(screen, w);
-    // Read again at once after a key, but never past the deadline (a dialog that takes no key).
-    if (step === "pressed" && Date.now() < deadline) continue;
+    // Read again at once after a key, but not past the deadline unless the key let the prompt
+    // arrive (a dialog that takes no key fails the start then).
+    if (step === "pressed" && (Date.now() < deadline || w.arrived())) continue;
     if (step === "none" && s.showsBox(screen)) {
       boxSince ??= Date.now();
       if (Date.now() - boxSince >= w.arrivalMs)

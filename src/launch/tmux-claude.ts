@@ -5,7 +5,6 @@
 // selected, keys sent in its first instant can be lost, and the argv prompt is submitted once
 // every dialog is answered.
 import {
-  ARROW_REPRESS_MS,
   dialogFix,
   isTrustDialog,
   KEY_SETTLE_MS,
@@ -15,7 +14,7 @@ import {
   trustKey,
 } from "./claude-screen.js";
 import { StartFailed } from "./start-failed.js";
-import { type StartEnd, type StartWatch, sleep, watchStart } from "./start-watch.js";
+import { type StartEnd, type StartWatch, sleep, trustKeys, watchStart } from "./start-watch.js";
 
 /** After Enter on the dialog, how long it has to go before anything is pressed again. */
 const ENTER_SETTLE_MS = 3_000;
@@ -39,7 +38,7 @@ async function afterEnter(w: StartWatch): Promise<void> {
  * Only the keys the trust dialog asks for are ever pressed; any other dialog holds the start.
  */
 export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
-  let arrowAt = Number.NEGATIVE_INFINITY;
+  const press = trustKeys(KEY_SETTLE_MS, trustKey, afterEnter);
   return watchStart(w, {
     agent: "Claude",
     box: "input box",
@@ -50,21 +49,7 @@ export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
         if (!w.acceptTrustDialog)
           throw held("Claude is held at its folder-trust dialog", screen, w.root);
         const key = trustKey(screen);
-        if (key === "enter") {
-          // Yes, read twice a settle apart: a late arrow that moves the menu on is seen first.
-          await sleep(KEY_SETTLE_MS);
-          const again = await w.read();
-          if (again === null || trustKey(again) !== "enter" || w.signal?.aborted) return "wait";
-          await w.press("Enter");
-          await afterEnter(w);
-          return "pressed";
-        }
-        // An arrow not yet seen to move the selection may only be late: not pressed twice.
-        if (!key || Date.now() - arrowAt < ARROW_REPRESS_MS) return "wait";
-        await w.press(key === "down" ? "Down" : "Up");
-        arrowAt = Date.now();
-        await sleep(KEY_SETTLE_MS);
-        return "pressed";
+        return key ? press(key, w) : "wait";
       }
       if (showsDialog(screen)) throw held("Claude is held at a dialog", screen, w.root);
       return "none";

@@ -11,7 +11,7 @@ import {
   codexTrustKey,
 } from "./codex-screen.js";
 import { StartFailed } from "./start-failed.js";
-import { type StartEnd, type StartWatch, sleep, watchStart } from "./start-watch.js";
+import { type StartEnd, type StartWatch, sleep, trustKeys, watchStart } from "./start-watch.js";
 
 /** After a key, how long the dialog has to change before anything is pressed again. */
 const KEY_SETTLE_MS = 400;
@@ -25,6 +25,7 @@ function held(what: string, screen: string | null, root: string): StartFailed {
 
 /** Watches a new Codex window until its prompt arrived in a rollout (start-watch.ts). */
 export function watchCodexStart(w: StartWatch): Promise<StartEnd> {
+  const press = trustKeys(KEY_SETTLE_MS, codexTrustKey, () => sleep(KEY_SETTLE_MS));
   return watchStart(w, {
     agent: "Codex",
     box: "composer",
@@ -35,9 +36,7 @@ export function watchCodexStart(w: StartWatch): Promise<StartEnd> {
       if (!key && !codexShowsDialog(screen)) return "none";
       if (!key) throw held("Codex is held at a dialog", screen, w.root);
       if (!w.acceptTrustDialog) throw held("Codex is held at its trust dialog", screen, w.root);
-      await w.press(key === "enter" ? "Enter" : key === "down" ? "Down" : "Up");
-      await sleep(KEY_SETTLE_MS);
-      return "pressed";
+      return press(key, w);
     },
   });
 }

@@ -120,7 +120,7 @@ function window(screens: (string | null)[], arrivesAfter = Number.POSITIVE_INFIN
       arrived: () => reads >= arrivesAfter,
       acceptTrustDialog: true,
       root: "/loops/catalog",
-      startMs: 2_000,
+      startMs: 5_000,
       arrivalMs: 600,
       pollMs: 10,
     },
