@@ -17,7 +17,7 @@ import { HerdrError, herdrJson, herdrText } from "./herdr-cli.js";
 import { type AgentInfo, results } from "./herdr-schema.js";
 import { visibleScreen } from "./herdr-screen.js";
 import { StartFailed } from "./start-failed.js";
-import { ARROW_REPRESS_MS } from "./start-watch.js";
+import { trustKeys } from "./start-watch.js";
 
 export interface AgentStart {
   name: string;
@@ -104,35 +104,30 @@ export async function passDialog(s: AgentStart, what: string): Promise<boolean> 
       screen ? screenTail(screen) : undefined,
     );
   if (!(s.acceptTrustDialog && isTrustDialog(screen))) throw held();
-  const send = (key: string) => {
-    throwIfGivenUp(s);
-    return herdrText({
-      command: `herdr agent send-keys ${s.name} ${key}`,
-      args: ["agent", "send-keys", s.name, key],
-      env: s.env,
-    });
+  // The keys as every start presses them (start-watch.ts trustKeys), through Herdr.
+  const pane = {
+    read: () => visibleScreen(s.pane, s.env),
+    press: async (key: "Enter" | "Down" | "Up") => {
+      throwIfGivenUp(s);
+      const name = key.toLowerCase();
+      await herdrText({
+        command: `herdr agent send-keys ${s.name} ${name}`,
+        args: ["agent", "send-keys", s.name, name],
+        env: s.env,
+      });
+    },
+    ...(s.signal ? { signal: s.signal } : {}),
   };
-  // The keys as the tmux start presses them (tmux-claude.ts): an arrow pressed again only once
-  // it had time to land, Enter only on a Yes read twice a settle apart.
+  const press = trustKeys(KEY_SETTLE_MS, trustKey, async () => {});
   const deadline = Date.now() + s.startMs;
-  let arrowAt = Number.NEGATIVE_INFINITY;
-  for (let arrows = 0; ; ) {
+  for (let keys = 0; ; ) {
     const key = trustKey(screen);
-    if (key === null || arrows > TRUST_KEYS_MAX || Date.now() >= deadline) throw held();
-    if (key === "enter") {
-      await sleep(KEY_SETTLE_MS);
-      screen = await visibleScreen(s.pane, s.env);
-      if (!isTrustDialog(screen)) return true;
-      if (trustKey(screen) !== "enter") continue;
-      await send("enter");
-      break;
-    }
-    if (Date.now() - arrowAt >= ARROW_REPRESS_MS) {
-      await send(key);
-      arrows++;
-      arrowAt = Date.now();
-    }
-    await sleep(KEY_SETTLE_MS);
+    if (key === null || keys >= TRUST_KEYS_MAX || Date.now() >= deadline) throw held();
+    throwIfGivenUp(s);
+    const step = await press(key, pane);
+    if (step === "pressed" && key === "enter") break;
+    if (step === "pressed") keys++;
+    else await sleep(KEY_SETTLE_MS);
     screen = await visibleScreen(s.pane, s.env);
     if (!isTrustDialog(screen)) return true;
   }

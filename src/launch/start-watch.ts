@@ -54,6 +54,9 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  */
 export const ARROW_REPRESS_MS = 2_000;
 
+/** What the trust dialog's keys need of a window: tmux's start watch, or a Herdr pane. */
+export type KeyedScreen = Pick<StartWatch, "read" | "press" | "signal" | "pollMs">;
+
 /**
  * A trust dialog's keys, pressed alike for every agent: an arrow again only when the selection
  * has not moved ARROW_REPRESS_MS later; Enter only on a Yes read twice `settleMs` apart (a late
@@ -63,10 +66,10 @@ export const ARROW_REPRESS_MS = 2_000;
 export function trustKeys(
   settleMs: number,
   keyOf: (screen: string) => "enter" | "down" | "up" | null,
-  afterEnter: (w: StartWatch) => Promise<void>,
+  afterEnter: (w: KeyedScreen) => Promise<void>,
 ) {
   let arrowAt = Number.NEGATIVE_INFINITY;
-  return async (key: "enter" | "down" | "up", w: StartWatch): Promise<DialogStep> => {
+  return async (key: "enter" | "down" | "up", w: KeyedScreen): Promise<DialogStep> => {
     if (key === "enter") {
       await sleep(settleMs);
       const again = await w.read();

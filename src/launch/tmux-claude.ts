@@ -14,7 +14,14 @@ import {
   trustKey,
 } from "./claude-screen.js";
 import { StartFailed } from "./start-failed.js";
-import { type StartEnd, type StartWatch, sleep, trustKeys, watchStart } from "./start-watch.js";
+import {
+  type KeyedScreen,
+  type StartEnd,
+  type StartWatch,
+  sleep,
+  trustKeys,
+  watchStart,
+} from "./start-watch.js";
 
 /** After Enter on the dialog, how long it has to go before anything is pressed again. */
 const ENTER_SETTLE_MS = 3_000;
@@ -25,7 +32,7 @@ function held(what: string, screen: string | null, root: string): StartFailed {
 }
 
 /** Waits for the screen to leave the trust dialog after Enter (a lost Enter leaves it up). */
-async function afterEnter(w: StartWatch): Promise<void> {
+async function afterEnter(w: KeyedScreen): Promise<void> {
   const deadline = Date.now() + ENTER_SETTLE_MS;
   while (Date.now() < deadline) {
     await sleep(w.pollMs ?? 250);
