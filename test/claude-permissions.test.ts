@@ -81,7 +81,9 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       const p = claudeProgram(bin, api, {
         auth: "oauth",
         init: setup,
-        watchdog: { claim_grace: "10s" },
+        // Long enough for the real CLI to reach its dialog on a loaded host, with the blocked
+        // tick still inside it (10 s was not: the dialog once took over 20 s in a full run).
+        watchdog: { claim_grace: "30s" },
         page: { ntfy: { server: ntfy.url, topic: "catalog" } },
       });
       const doctor = permissionCheck(p.env);
@@ -97,10 +99,11 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       expect((await tickAsync(p.env)).report.decision).toBe("start");
       const [s] = ofType(p.stateDir, "manager_started");
       const pane = String(s?.pane);
-      await waitFor(
-        "auto mode's dialog",
-        () => p.tmux("capture-pane", "-p", "-t", pane).out.includes(HEADLINE),
-        20_000,
+      const screen = () => p.tmux("capture-pane", "-p", "-t", pane).out;
+      await waitFor("auto mode's dialog", () => screen().includes(HEADLINE), 25_000).catch(
+        (err: Error) => {
+          throw new Error(`${err.message}; the pane shows:\n${screen()}`);
+        },
       );
       const t = await tickAsync(p.env);
       expect(t.report.decision, t.report.reason).toBe("blocked");
@@ -119,10 +122,10 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       expect(ntfy.received).toHaveLength(1);
 
       // Past claim_grace: its screen and its Notification are kept, then it is replaced.
-      const due = graceDue(p.stateDir, 10_000) - Date.now() + 100;
+      const due = graceDue(p.stateDir, 30_000) - Date.now() + 100;
       if (due > 0) await new Promise((r) => setTimeout(r, due));
       const r = await tickAsync(p.env);
-      expect(r.report.decision).toBe("start");
+      expect(r.report.decision, r.report.reason).toBe("start");
       expect(r.report.reason).toContain("it waited for a person");
       const [stopped] = ofType(p.stateDir, "manager_stopped");
       expect(stopped).toMatchObject({ pid: s?.pid, who: "leftover" });

@@ -30,7 +30,25 @@ export function armFaultPoint(point: string): ArmedPoint {
       const [pid] = readFileSync(marker, "utf8").split(" ");
       if (Number(pid) !== child.pid)
         throw new Error(`pid ${pid} stopped at ${point}, not the child (pid ${child.pid})`);
-      return true;
+      // The marker is written just before the child stops itself: a SIGCONT sent in between
+      // would be lost and leave it stopped for good, so it counts as there once it is stopped.
+      await waitFor(
+        `pid ${child.pid} to stop at ${point}`,
+        () => stopped(child.pid) || ended(),
+        ms,
+        5,
+      );
+      return !ended();
     },
   };
+}
+
+/** Whether the process is stopped (state T in /proc/PID/stat; Linux, as the suite runs). */
+function stopped(pid: number | undefined): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "T";
+  } catch {
+    return false;
+  }
 }
