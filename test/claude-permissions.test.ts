@@ -102,7 +102,8 @@ describe.skipIf(skipWithout("claude", claude.why, CLAUDE_INSTALL))(
       const screen = () => p.tmux("capture-pane", "-p", "-t", pane).out;
       await waitFor("auto mode's dialog", () => screen().includes(HEADLINE), 25_000).catch(
         (err: Error) => {
-          throw new Error(`${err.message}; the pane shows:\n${screen()}`);
+          const failed = ofType(p.stateDir, "manager_start_failed").map((e) => e.reason);
+          throw new Error(`${err.message}; the pane shows:\n${screen()}\n${failed.join("\n")}`);
         },
       );
       const t = await tickAsync(p.env);

@@ -16,6 +16,7 @@ import { livenessOf } from "../process/identity.js";
 import { findManager } from "../process/manager.js";
 import { parseCommandArgs, pidOption } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
+import { envMs } from "../util/env-ms.js";
 import { faultPoint } from "../util/fault-point.js";
 
 export type WakeEvent = "time" | "seat" | "stood_down" | "claim_lost" | "lease_lost";
@@ -30,7 +31,7 @@ export interface Wake {
  * The slow re-check, for what changes no file (the manager died) and for file systems that drop
  * change events (network mounts). `SHEEPDOG_WAIT_RECHECK_MS` shortens it for tests.
  */
-const RECHECK_MS = Number(process.env.SHEEPDOG_WAIT_RECHECK_MS) || 60_000;
+const RECHECK_MS = envMs("SHEEPDOG_WAIT_RECHECK_MS", 60_000);
 /** Events come in bursts (a save writes several files): one look after the burst. */
 const SETTLE_MS = 50;
 

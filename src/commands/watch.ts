@@ -6,6 +6,7 @@ import { watchPass } from "../resident/pass.js";
 import type { PassOutcome } from "../resident/program-watch.js";
 import { parseCommandArgs } from "../util/args.js";
 import { formatDuration } from "../util/duration.js";
+import { envMs } from "../util/env-ms.js";
 import { iso } from "../util/time.js";
 import { PassSupervisor } from "../watchdog/pass/supervisor.js";
 
@@ -37,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
   const fixed = all
     ? []
     : [resolveProgramRoot(values.program, process.cwd(), process.env, { takesAll: true })];
-  const stopWaitMs = Number(process.env.SHEEPDOG_WATCH_STOP_MS) || STOP_WAIT_MS;
+  const stopWaitMs = envMs("SHEEPDOG_WATCH_STOP_MS", STOP_WAIT_MS);
   const json = values.json === true;
   const skippedSaid = new Map<string, number>();
 

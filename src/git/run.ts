@@ -1,4 +1,5 @@
 import { runTool, type ToolResult } from "../process/run-tool.js";
+import { envMs } from "../util/env-ms.js";
 
 /** What one git command did. `code` is null when it was killed (timed out). */
 export type GitResult = ToolResult;
@@ -13,8 +14,7 @@ export interface GitOptions {
 
 /** Default deadline for one git call: a hung remote must not hang a save for long. */
 export function gitTimeoutMs(): number {
-  const fromEnv = Number(process.env.SHEEPDOG_GIT_TIMEOUT_MS);
-  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 30_000;
+  return envMs("SHEEPDOG_GIT_TIMEOUT_MS", 30_000);
 }
 
 /**

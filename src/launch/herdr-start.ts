@@ -85,9 +85,6 @@ async function startWhenShellIsFree(s: AgentStart): Promise<AgentInfo | null> {
   }
 }
 
-/** How many arrow keys the trust dialog gets before the start fails with its screen. */
-const TRUST_KEYS_MAX = 8;
-
 /**
  * An agent Herdr calls `blocked`: Claude's folder-trust dialog is answered when the program
  * opted in and the screen is exactly that dialog: the selection is moved to its "Yes" option
@@ -120,14 +117,14 @@ export async function passDialog(s: AgentStart, what: string): Promise<boolean> 
   };
   const press = trustKeys(KEY_SETTLE_MS, trustKey, async () => {});
   const deadline = Date.now() + s.startMs;
-  for (let keys = 0; ; ) {
-    const key = trustKey(screen);
-    if (key === null || keys >= TRUST_KEYS_MAX || Date.now() >= deadline) throw held();
+  for (;;) {
     throwIfGivenUp(s);
+    const key = trustKey(screen);
+    // A dialog that takes no key is held there once startMs has passed, as under tmux.
+    if (key === null || Date.now() >= deadline) throw held();
     const step = await press(key, pane);
     if (step === "pressed" && key === "enter") break;
-    if (step === "pressed") keys++;
-    else await sleep(KEY_SETTLE_MS);
+    if (step === "wait") await sleep(KEY_SETTLE_MS);
     screen = await visibleScreen(s.pane, s.env);
     if (!isTrustDialog(screen)) return true;
   }

@@ -48,34 +48,35 @@ export interface StartScreen {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * How long an arrow has to move a trust dialog's selection before it is pressed again: keys
- * sent in a dialog's first instant are lost (Claude Code 2.1.328), but on a loaded host one is
- * only late, and pressed again at once it lands twice (the menu moves past Yes).
+ * How long after an arrow key the next one may be pressed: keys sent in a dialog's first
+ * instant are lost (Claude Code 2.1.328), but on a loaded host one is only late, and pressed
+ * again at once it lands twice (the menu moves past Yes). Every trust dialog needs one arrow.
  */
 export const ARROW_REPRESS_MS = 2_000;
 
 /** What the trust dialog's keys need of a window: tmux's start watch, or a Herdr pane. */
-export type KeyedScreen = Pick<StartWatch, "read" | "press" | "signal" | "pollMs">;
+export type KeyedScreen = Pick<StartWatch, "read" | "press" | "signal">;
 
 /**
- * A trust dialog's keys, pressed alike for every agent: an arrow again only when the selection
- * has not moved ARROW_REPRESS_MS later; Enter only on a Yes read twice `settleMs` apart (a late
- * arrow moves the menu on, and Enter on the wrong option can end the agent); nothing once the
- * pass is given up. `afterEnter` waits for the dialog to go.
+ * A trust dialog's keys, pressed alike for every agent: an arrow at most once every
+ * ARROW_REPRESS_MS; Enter only on a Yes read twice `settleMs` apart (a late arrow moves the
+ * menu on, and Enter on the wrong option can end the agent); nothing once the pass is given up.
+ * `afterEnter` waits for the dialog it answered (its screen) to go.
  */
 export function trustKeys(
   settleMs: number,
   keyOf: (screen: string) => "enter" | "down" | "up" | null,
-  afterEnter: (w: KeyedScreen) => Promise<void>,
+  afterEnter: (answered: string) => Promise<void>,
 ) {
   let arrowAt = Number.NEGATIVE_INFINITY;
   return async (key: "enter" | "down" | "up", w: KeyedScreen): Promise<DialogStep> => {
+    if (w.signal?.aborted) return "wait";
     if (key === "enter") {
       await sleep(settleMs);
       const again = await w.read();
       if (again === null || keyOf(again) !== "enter" || w.signal?.aborted) return "wait";
       await w.press("Enter");
-      await afterEnter(w);
+      await afterEnter(again);
       return "pressed";
     }
     if (Date.now() - arrowAt < ARROW_REPRESS_MS) return "wait";
@@ -97,10 +98,15 @@ export async function watchStart(w: StartWatch, s: StartScreen): Promise<StartEn
       throw new StartFailed(`tmux: ${s.agent}'s start was given up with its pass`);
     screen = await w.read();
     if (screen === null) return "gone";
+    // Past the deadline with no box yet (a dialog that takes no key among them): nothing more
+    // is pressed.
+    if (boxSince === null && Date.now() >= deadline && !s.showsBox(screen))
+      throw new StartFailed(
+        `tmux: ${s.agent} did not show its ${s.box} within ${Math.round(w.startMs / 1000)}s`,
+        screenTail(screen),
+      );
     const step = await s.dialog(screen, w);
-    // Read again at once after a key, but not past the deadline unless the key let the prompt
-    // arrive (a dialog that takes no key fails the start then).
-    if (step === "pressed" && (Date.now() < deadline || w.arrived())) continue;
+    if (step === "pressed") continue; // read again at once
     if (step === "none" && s.showsBox(screen)) {
       boxSince ??= Date.now();
       if (Date.now() - boxSince >= w.arrivalMs)
@@ -109,11 +115,6 @@ export async function watchStart(w: StartWatch, s: StartScreen): Promise<StartEn
           screenTail(screen),
         );
     }
-    if (boxSince === null && Date.now() >= deadline)
-      throw new StartFailed(
-        `tmux: ${s.agent} did not show its ${s.box} within ${Math.round(w.startMs / 1000)}s`,
-        screenTail(screen),
-      );
     await sleep(pollMs);
   }
 }

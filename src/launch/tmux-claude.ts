@@ -14,14 +14,7 @@ import {
   trustKey,
 } from "./claude-screen.js";
 import { StartFailed } from "./start-failed.js";
-import {
-  type KeyedScreen,
-  type StartEnd,
-  type StartWatch,
-  sleep,
-  trustKeys,
-  watchStart,
-} from "./start-watch.js";
+import { type StartEnd, type StartWatch, sleep, trustKeys, watchStart } from "./start-watch.js";
 
 /** After Enter on the dialog, how long it has to go before anything is pressed again. */
 const ENTER_SETTLE_MS = 3_000;
@@ -32,7 +25,7 @@ function held(what: string, screen: string | null, root: string): StartFailed {
 }
 
 /** Waits for the screen to leave the trust dialog after Enter (a lost Enter leaves it up). */
-async function afterEnter(w: KeyedScreen): Promise<void> {
+async function afterEnter(w: StartWatch): Promise<void> {
   const deadline = Date.now() + ENTER_SETTLE_MS;
   while (Date.now() < deadline) {
     await sleep(w.pollMs ?? 250);
@@ -45,7 +38,7 @@ async function afterEnter(w: KeyedScreen): Promise<void> {
  * Only the keys the trust dialog asks for are ever pressed; any other dialog holds the start.
  */
 export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
-  const press = trustKeys(KEY_SETTLE_MS, trustKey, afterEnter);
+  const press = trustKeys(KEY_SETTLE_MS, trustKey, () => afterEnter(w));
   return watchStart(w, {
     agent: "Claude",
     box: "input box",

@@ -1,5 +1,6 @@
 import type { ProgramContext } from "../config/context.js";
 import { readToken } from "../page/ntfy.js";
+import { envMs } from "../util/env-ms.js";
 import { type ControlTarget, messagesOf, readControlState, subscribeUrl } from "./control-topic.js";
 import { deliver, forget, setLive } from "./inbox.js";
 
@@ -11,7 +12,7 @@ import { deliver, forget, setLive } from "./inbox.js";
 
 /** No line for this long: the path is dead (ntfy's Android app waits 77 s, HttpUtil.kt). */
 function readTimeoutMs(): number {
-  return Number(process.env.SHEEPDOG_NTFY_READ_TIMEOUT_MS) || 77_000;
+  return envMs("SHEEPDOG_NTFY_READ_TIMEOUT_MS", 77_000);
 }
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 60_000;

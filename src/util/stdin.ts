@@ -10,14 +10,14 @@
 // joined at exit, so once the command has answered, the process ends itself by SIGTERM
 // (endIfStdinPending).
 import { closeSync, constants, fstatSync, openSync, read, readSync } from "node:fs";
+import { envMs } from "./env-ms.js";
 
 /** The most a hot command reads of its stdin. */
 export const STDIN_MAX_BYTES = 1024 * 1024;
 
 /** How long it waits for the rest of its input (`SHEEPDOG_STDIN_WAIT_MS` for tests). */
 export function stdinWaitMs(): number {
-  const n = Number(process.env.SHEEPDOG_STDIN_WAIT_MS);
-  return Number.isFinite(n) && n > 0 ? n : 5000;
+  return envMs("SHEEPDOG_STDIN_WAIT_MS", 5000);
 }
 
 // Shared by every bundle in the process (the StopFailure hook is a bundle of its own).

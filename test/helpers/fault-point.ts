@@ -6,6 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./cli.js";
+import { procState } from "./foundation.js";
 import { waitFor } from "./watchdog.js";
 
 export interface ArmedPoint {
@@ -25,6 +26,7 @@ export function armFaultPoint(point: string): ArmedPoint {
     async reached(child, ms = 60_000) {
       const ended = () => child.exitCode !== null || child.signalCode !== null;
       const there = () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n");
+      const deadline = Date.now() + ms;
       await waitFor(`pid ${child.pid} to reach ${point} or end`, () => there() || ended(), ms, 5);
       if (!there()) return false;
       const [pid] = readFileSync(marker, "utf8").split(" ");
@@ -34,21 +36,11 @@ export function armFaultPoint(point: string): ArmedPoint {
       // would be lost and leave it stopped for good, so it counts as there once it is stopped.
       await waitFor(
         `pid ${child.pid} to stop at ${point}`,
-        () => stopped(child.pid) || ended(),
-        ms,
+        () => procState(child.pid as number) === "T" || ended(),
+        Math.max(0, deadline - Date.now()),
         5,
       );
       return !ended();
     },
   };
-}
-
-/** Whether the process is stopped (state T in /proc/PID/stat; Linux, as the suite runs). */
-function stopped(pid: number | undefined): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "T";
-  } catch {
-    return false;
-  }
 }
