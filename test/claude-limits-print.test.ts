@@ -42,14 +42,18 @@ function program(
   api: FakeAnthropic,
   version: string,
   key: string,
-  o: { usage?: Record<string, unknown>; page?: Record<string, unknown> } = {},
+  o: {
+    usage?: Record<string, unknown>;
+    page?: Record<string, unknown>;
+    settings?: Record<string, unknown>;
+  } = {},
 ) {
   const p = tempProgram("catalog");
   const seat = makeSeat({
     dir: join(p.home, "seat"),
     auth: "oauth",
     trusted: [p.root],
-    settings: claudeSettings(),
+    settings: o.settings ?? claudeSettings(),
   });
   const config = {
     name: "catalog",
@@ -201,7 +205,12 @@ describe.skipIf(
       times: Number.POSITIVE_INFINITY,
       reply: { status: 429, headers: c.headers(resetIn("minutes")) },
     });
+    // Without the StopFailure hook: the hook belongs to no program and records a refusal that
+    // names no reset with the default fallback (1h), and when it outlives `claude -p` (it
+    // mostly does not) that reading is the pause; this test is about the tick's own fallback.
+    const { StopFailure: _, ...hooks } = claudeSettings().hooks as Record<string, unknown>;
     const p = program(api, version, key, {
+      settings: { ...claudeSettings(), hooks },
       usage: { pause_fallback: "3s" },
       page: { ntfy: { server: ntfy.url, topic: "catalog-alerts" } },
     });
