@@ -251,7 +251,12 @@ async function close(_program: ProgramContext, launched: Launched): Promise<void
   const pane = await ownPane(launched);
   if (!pane) return;
   const r = await tmux(["kill-pane", "-t", pane]);
-  if (r.code === 0 || /can't find|no server running|error connecting/i.test(r.stderr)) return;
+  // Gone already: its pane, its session (tmux 3.3 then says "no current target") or its server.
+  if (
+    r.code === 0 ||
+    /can't find|no current target|no server running|error connecting/i.test(r.stderr)
+  )
+    return;
   throw failure(`kill-pane -t ${pane}`, r);
 }
 
