@@ -206,8 +206,9 @@ describe.skipIf(
       reply: { status: 429, headers: c.headers(resetIn("minutes")) },
     });
     // Without the StopFailure hook: the hook belongs to no program and records a refusal that
-    // names no reset with the default fallback (1h), and when it outlives `claude -p` (it
-    // mostly does not) that reading is the pause; this test is about the tick's own fallback.
+    // names no reset with the default fallback (1h); when it writes before `claude -p` ends and
+    // kills it (it mostly does not), that reading is the pause (a known gap: the program's own
+    // usage.pause_fallback should apply). This test is about the tick's own fallback.
     const { StopFailure: _, ...hooks } = claudeSettings().hooks as Record<string, unknown>;
     const p = program(api, version, key, {
       settings: { ...claudeSettings(), hooks },

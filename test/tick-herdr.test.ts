@@ -13,7 +13,7 @@ import {
   readFileSync,
   writeFileSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, sheepdog, sheepdogAsync, sleeper, tempDir, tempProgram } from "./helpers/cli.js";
 import { STANDIN_VERSIONS } from "./helpers/herdr-testbed.js";
@@ -92,13 +92,9 @@ function herdrProgram(
   };
   cleanups.push(() => {
     killStarted(p.stateDir);
-    // The stand-in keeps a state file per Herdr version it played (herdr-state.json.0.9.3):
-    // every agent of each is stopped, or its fake claude outlives the test.
-    const dir = dirname(standinState);
-    for (const f of readdirSync(dir).filter((n) => n.startsWith(basename(standinState)))) {
-      const s = JSON.parse(readFileSync(join(dir, f), "utf8")) as { agents?: { pid: number }[] };
-      for (const a of s.agents ?? []) killGroup(a.pid);
-    }
+    if (!existsSync(standinState)) return;
+    const s = JSON.parse(readFileSync(standinState, "utf8")) as { agents: { pid: number }[] };
+    for (const a of s.agents) killGroup(a.pid);
   });
   return { root: p.root, stateDir: p.stateDir, seat, env, standinState, standinLog: log };
 }

@@ -1,8 +1,8 @@
 // The herdr launcher tests' setting: a temp folder with a seat, the recorder as `claude` on PATH,
 // and the Herdr stand-in (test/bin/herdr) as one release, its state and log the test's own.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import type { ProgramContext } from "../../src/config/context.js";
 import { tempDir } from "./cli.js";
@@ -107,7 +107,23 @@ export function herdrTestbed(version: StandinVersion): Testbed {
   });
 
   afterEach(() => {
-    if (existsSync(bed.stateFile)) for (const a of bed.state().agents) killGroup(a.pid);
+    // Every agent of each state file the stand-in kept (a test that plays two Herdr versions
+    // keeps herdr-state.json.0.8.2 and .0.9.3), and only a process that runs this bed's fake
+    // agent: a pid reused by another test's process is left alone.
+    const name = basename(bed.stateFile);
+    for (const f of existsSync(dir) ? readdirSync(dir) : []) {
+      if (f !== name && !/^\.\d+\.\d+\.\d+$/.test(f.slice(name.length))) continue;
+      if (!f.startsWith(name)) continue;
+      let agents: { pid: number }[] = [];
+      try {
+        agents =
+          (JSON.parse(readFileSync(join(dir, f), "utf8")) as { agents?: { pid: number }[] })
+            .agents ?? [];
+      } catch {
+        continue; // torn or gone: nothing to read
+      }
+      for (const a of agents) if (inFolder(a.pid, dir)) killGroup(a.pid);
+    }
     const rec = readRecord(bed.record);
     if (rec) killGroup(rec.pid);
     for (const k of Object.keys(process.env)) if (!(k in SAVED)) delete process.env[k];
@@ -115,4 +131,15 @@ export function herdrTestbed(version: StandinVersion): Testbed {
   });
 
   return bed;
+}
+
+/** Whether the process runs this bed's fake agent (`<folder>/bin/…` in its /proc cmdline). */
+function inFolder(pid: number, folder: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .some((a) => a.startsWith(`${folder}/`));
+  } catch {
+    return false;
+  }
 }
