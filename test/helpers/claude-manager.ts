@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { onTestFinished } from "vitest";
 import { claudeSettings } from "../../src/usage/claude-settings.js";
 import { claudeEnv, makeSeat, type Seat } from "./claude-code.js";
 import { tempDir, tempProgram } from "./cli.js";
@@ -20,10 +20,6 @@ export interface ClaudeProgram {
   tmux(...args: string[]): { code: number | null; out: string; err: string };
 }
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
 /** Tmux sockets made by this process, numbered: a name is never given twice. */
 let sockets = 0;
 
@@ -61,8 +57,8 @@ export function claudeProgram(
      */
     init?: { command: string[]; projectSettings: string | null };
     /**
-     * Where the program's clean-up goes: a concurrent test passes its context's
-     * `onTestFinished` (the default, afterEach, would end every test's programs at the first end).
+     * Where the program's clean-up goes (default: vitest's onTestFinished, for the test that is
+     * running); a concurrent test passes its context's own.
      */
     onFinished?: (cleanup: () => void) => void;
   } = {},
@@ -129,7 +125,10 @@ export function claudeProgram(
     TMUX_TMPDIR: tmpdir,
     PATH: `${bin}:${process.env.PATH ?? ""}`,
   };
-  (o.onFinished ?? ((c) => cleanups.push(c)))(() => {
+  // At the end of the test that made it, whatever file: a hook at this module's top would be
+  // registered for the first file of a worker only (files share a worker, isolate: false), and
+  // the later files' real Claude Codes and tmux servers outlived the suite.
+  (o.onFinished ?? onTestFinished)(() => {
     // Every claude the program started, by exact pid and start time, then the server.
     for (const e of events(p.stateDir))
       if (
