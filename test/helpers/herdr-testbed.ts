@@ -112,8 +112,8 @@ export function herdrTestbed(version: StandinVersion): Testbed {
     // agent: a pid reused by another test's process is left alone.
     const name = basename(bed.stateFile);
     for (const f of existsSync(dir) ? readdirSync(dir) : []) {
-      if (f !== name && !/^\.\d+\.\d+\.\d+$/.test(f.slice(name.length))) continue;
-      if (!f.startsWith(name)) continue;
+      const version = f.startsWith(name) ? f.slice(name.length) : null;
+      if (version !== "" && !/^\.\d+\.\d+\.\d+$/.test(version ?? "")) continue;
       let agents: { pid: number }[] = [];
       try {
         agents =
@@ -122,7 +122,7 @@ export function herdrTestbed(version: StandinVersion): Testbed {
       } catch {
         continue; // torn or gone: nothing to read
       }
-      for (const a of agents) if (inFolder(a.pid, dir)) killGroup(a.pid);
+      for (const a of agents) if (runsBedAgent(a.pid, dir)) killGroup(a.pid);
     }
     const rec = readRecord(bed.record);
     if (rec) killGroup(rec.pid);
@@ -134,7 +134,7 @@ export function herdrTestbed(version: StandinVersion): Testbed {
 }
 
 /** Whether the process runs this bed's fake agent (`<folder>/bin/…` in its /proc cmdline). */
-function inFolder(pid: number, folder: string): boolean {
+function runsBedAgent(pid: number, folder: string): boolean {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8")
       .split("\0")

@@ -97,6 +97,9 @@ describe("dialogOnScreen: a screen held at a dialog, 2.1.328 and 2.1.332", () =>
   });
 });
 
+/** The scripted watches' settings: the trust dialog may be answered, reads every 5 ms. */
+const SCRIPTED = { acceptTrustDialog: true, root: "/srv/catalog", arrivalMs: 300, pollMs: 5 };
+
 /** A window that shows `screens` in turn, moving on when a key is pressed or per poll. */
 function window(steps: { screen: string | null; onKey?: Record<string, number> }[]) {
   let at = 0;
@@ -116,11 +119,8 @@ function window(steps: { screen: string | null; onKey?: Record<string, number> }
           if (next !== undefined) at = next;
         },
         arrived: () => arrived || steps[at]?.screen === INPUT,
-        acceptTrustDialog: true,
-        root: "/srv/catalog",
+        ...SCRIPTED,
         startMs: 2_000,
-        arrivalMs: 300,
-        pollMs: 5,
         ...over,
       }),
   };
@@ -173,11 +173,8 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
         if (key === "Enter") screen = screen === TRUST_YES ? INPUT : "exited";
       },
       arrived: () => screen === INPUT,
-      acceptTrustDialog: true,
-      root: "/srv/catalog",
+      ...SCRIPTED,
       startMs: 5_000,
-      arrivalMs: 300,
-      pollMs: 5,
     });
     expect(end).toBe("arrived");
     expect(pressed).toEqual(["Down", "Down", "Enter"]);
@@ -197,11 +194,8 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
         if (key === "Enter") screen = screen === TRUST_YES ? INPUT : "exited";
       },
       arrived: () => screen === INPUT,
-      acceptTrustDialog: true,
-      root: "/srv/catalog",
+      ...SCRIPTED,
       startMs: 5_000,
-      arrivalMs: 300,
-      pollMs: 5,
     });
     expect(end).toBe("arrived");
     expect(pressed).toEqual(["Down", "Enter"]);
@@ -222,11 +216,8 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
         if (key === "Enter") screen = INPUT;
       },
       arrived: () => screen === INPUT,
-      acceptTrustDialog: true,
-      root: "/srv/catalog",
+      ...SCRIPTED,
       startMs: 5_000,
-      arrivalMs: 300,
-      pollMs: 5,
       signal: pass.signal,
     });
     await expect(end).rejects.toThrow("tmux: Claude's start was given up with its pass");
@@ -241,11 +232,8 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
         pressed.push(key);
       },
       arrived: () => false,
-      acceptTrustDialog: true,
-      root: "/srv/catalog",
+      ...SCRIPTED,
       startMs: 3_000,
-      arrivalMs: 300,
-      pollMs: 5,
     }).catch((e) => e);
     expect(err).toBeInstanceOf(StartFailed);
     expect(err.reason).toMatch(/did not show its input box within 3s/);
@@ -270,11 +258,8 @@ describe("watchClaudeStart: the tmux start past Claude's dialogs", () => {
         else if (key === "Enter" && at === 1) at = 2;
       },
       arrived: () => at === 2,
-      acceptTrustDialog: true,
-      root: "/srv/catalog",
+      ...SCRIPTED,
       startMs: 5_000,
-      arrivalMs: 300,
-      pollMs: 5,
     });
     expect(end).toBe("arrived");
     expect(pressed).toEqual(["Down", "Down", "Enter"]);
