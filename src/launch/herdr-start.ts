@@ -115,7 +115,7 @@ export async function passDialog(s: AgentStart, what: string): Promise<boolean> 
     },
     ...(s.signal ? { signal: s.signal } : {}),
   };
-  const press = trustKeys(KEY_SETTLE_MS, trustKey, async () => {});
+  const press = trustKeys(KEY_SETTLE_MS, trustKey); // then `agent wait`, below
   const deadline = Date.now() + s.startMs;
   for (;;) {
     throwIfGivenUp(s);

@@ -54,19 +54,24 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  */
 export const ARROW_REPRESS_MS = 2_000;
 
+/** After Enter on a trust dialog, how long it has to go before anything is pressed again. */
+const ENTER_SETTLE_MS = 3_000;
+
 /** What the trust dialog's keys need of a window: tmux's start watch, or a Herdr pane. */
-export type KeyedScreen = Pick<StartWatch, "read" | "press" | "signal">;
+export type KeyedScreen = Pick<StartWatch, "read" | "press" | "signal" | "pollMs">;
 
 /**
  * A trust dialog's keys, pressed alike for every agent: an arrow at most once every
  * ARROW_REPRESS_MS; Enter only on a Yes read twice `settleMs` apart (a late arrow moves the
  * menu on, and Enter on the wrong option can end the agent); nothing once the pass is given up.
- * `afterEnter` waits for the dialog it answered (its screen) to go.
+ * After Enter, while `stillUp(answered, now)` says the answered dialog shows (a lost Enter
+ * leaves it up, and a second one would land on whatever comes next), nothing is pressed for up
+ * to ENTER_SETTLE_MS; without it the caller waits its own way (Herdr's `agent wait`).
  */
 export function trustKeys(
   settleMs: number,
   keyOf: (screen: string) => "enter" | "down" | "up" | null,
-  afterEnter: (answered: string) => Promise<void>,
+  stillUp?: (answered: string, now: string) => boolean,
 ) {
   let arrowAt = Number.NEGATIVE_INFINITY;
   return async (key: "enter" | "down" | "up", w: KeyedScreen): Promise<DialogStep> => {
@@ -76,7 +81,12 @@ export function trustKeys(
       const again = await w.read();
       if (again === null || keyOf(again) !== "enter" || w.signal?.aborted) return "wait";
       await w.press("Enter");
-      await afterEnter(again);
+      const settled = Date.now() + ENTER_SETTLE_MS;
+      while (stillUp && Date.now() < settled) {
+        await sleep(w.pollMs ?? 250);
+        const now = await w.read();
+        if (now === null || !stillUp(again, now)) break;
+      }
       return "pressed";
     }
     if (Date.now() - arrowAt < ARROW_REPRESS_MS) return "wait";

@@ -14,23 +14,11 @@ import {
   trustKey,
 } from "./claude-screen.js";
 import { StartFailed } from "./start-failed.js";
-import { type StartEnd, type StartWatch, sleep, trustKeys, watchStart } from "./start-watch.js";
-
-/** After Enter on the dialog, how long it has to go before anything is pressed again. */
-const ENTER_SETTLE_MS = 3_000;
+import { type StartEnd, type StartWatch, trustKeys, watchStart } from "./start-watch.js";
 
 function held(what: string, screen: string | null, root: string): StartFailed {
   const fix = dialogFix(screen, root, "tmux");
   return new StartFailed(`tmux: ${what}; ${fix}`, screen ? screenTail(screen) : undefined);
-}
-
-/** Waits for the screen to leave the trust dialog after Enter (a lost Enter leaves it up). */
-async function afterEnter(w: StartWatch): Promise<void> {
-  const deadline = Date.now() + ENTER_SETTLE_MS;
-  while (Date.now() < deadline) {
-    await sleep(w.pollMs ?? 250);
-    if (!isTrustDialog(await w.read())) return;
-  }
 }
 
 /**
@@ -38,7 +26,7 @@ async function afterEnter(w: StartWatch): Promise<void> {
  * Only the keys the trust dialog asks for are ever pressed; any other dialog holds the start.
  */
 export function watchClaudeStart(w: StartWatch): Promise<StartEnd> {
-  const press = trustKeys(KEY_SETTLE_MS, trustKey, () => afterEnter(w));
+  const press = trustKeys(KEY_SETTLE_MS, trustKey, (_, now) => isTrustDialog(now));
   return watchStart(w, {
     agent: "Claude",
     box: "input box",

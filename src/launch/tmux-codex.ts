@@ -12,7 +12,7 @@ import {
   codexTrustKey,
 } from "./codex-screen.js";
 import { StartFailed } from "./start-failed.js";
-import { type StartEnd, type StartWatch, sleep, trustKeys, watchStart } from "./start-watch.js";
+import { type StartEnd, type StartWatch, trustKeys, watchStart } from "./start-watch.js";
 
 /** After a key, how long the dialog has to change before anything is pressed again. */
 const KEY_SETTLE_MS = 400;
@@ -24,26 +24,13 @@ function held(what: string, screen: string | null, root: string): StartFailed {
   );
 }
 
-/** After Enter, how long the answered dialog has to go before anything is pressed again. */
-const ENTER_SETTLE_MS = 3_000;
-
-/**
- * Waits for the dialog Enter answered to go (a lost Enter leaves it up): a second Enter would
- * otherwise land on whatever comes next, read by no one.
- */
-async function dialogAnswered(w: StartWatch, screen: string): Promise<void> {
-  const answered = codexTrustDialog(screen);
-  const deadline = Date.now() + ENTER_SETTLE_MS;
-  while (Date.now() < deadline) {
-    await sleep(w.pollMs ?? 250);
-    const now = await w.read();
-    if (now === null || codexTrustDialog(now) !== answered) return;
-  }
-}
-
 /** Watches a new Codex window until its prompt arrived in a rollout (start-watch.ts). */
 export function watchCodexStart(w: StartWatch): Promise<StartEnd> {
-  const press = trustKeys(KEY_SETTLE_MS, codexTrustKey, (answered) => dialogAnswered(w, answered));
+  const press = trustKeys(
+    KEY_SETTLE_MS,
+    codexTrustKey,
+    (answered, now) => codexTrustDialog(now) === codexTrustDialog(answered),
+  );
   return watchStart(w, {
     agent: "Codex",
     box: "composer",
